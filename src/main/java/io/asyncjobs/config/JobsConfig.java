@@ -1,0 +1,114 @@
+package io.asyncjobs.config;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import io.smallrye.config.WithName;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.Pattern;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Every setting of the job service, under the prefix {@code jobs.}. Values are validated at start;
+ * an invalid one stops the application with a message that names its key.
+ */
+@ConfigMapping(prefix = "jobs")
+public interface JobsConfig {
+
+  /**
+   * Root of the shared volume every replica mounts: inputs and artifacts live here (env {@code
+   * JOBS_DATA_DIR}). Created at start when missing.
+   */
+  @WithDefault("/data")
+  Path dataDir();
+
+  /**
+   * How often the scheduled tick runs. It is the safety net: enqueues and finished tasks wake the
+   * owner sooner.
+   */
+  @WithDefault("1s")
+  Duration tickInterval();
+
+  /** Settings every service starts from. */
+  @Valid
+  ServiceDefaults defaults();
+
+  /**
+   * Per-service overrides, keyed by service name ({@code jobs.services.zip.max-concurrent=2}); an
+   * absent key falls back to {@link #defaults()}.
+   */
+  Map<@Pattern(regexp = "[a-z][a-z0-9_]{0,39}") String, @Valid ServiceOverrides> services();
+
+  /** The embedded PostgreSQL used by dev mode and tests; never part of the packaged app. */
+  EmbeddedDb embeddedDb();
+
+  /** The settings of one service when nothing overrides them. */
+  interface ServiceDefaults {
+
+    /** Seconds a finished job and its artifact are kept after completion; 7 days. */
+    @WithDefault("604800")
+    @Min(1)
+    long retentionSeconds();
+
+    /** Jobs of one service processed at the same time by the owner. */
+    @WithDefault("4")
+    @Min(1)
+    @Max(256)
+    int maxConcurrent();
+
+    /** Seconds a job may run before it is interrupted and failed. */
+    @WithDefault("3600")
+    @Min(1)
+    long jobTimeoutSeconds();
+
+    /** Times a job is put back to pending after its processor vanished before it is failed. */
+    @WithDefault("3")
+    @Min(0)
+    @Max(100)
+    int maxRetries();
+  }
+
+  /** Overrides for one service; each absent value falls back to the default. */
+  interface ServiceOverrides {
+
+    /** See {@link ServiceDefaults#retentionSeconds()}. */
+    Optional<@Min(1) Long> retentionSeconds();
+
+    /** See {@link ServiceDefaults#maxConcurrent()}. */
+    Optional<@Min(1) @Max(256) Integer> maxConcurrent();
+
+    /** See {@link ServiceDefaults#jobTimeoutSeconds()}. */
+    Optional<@Min(1) Long> jobTimeoutSeconds();
+
+    /** See {@link ServiceDefaults#maxRetries()}. */
+    Optional<@Min(0) @Max(100) Integer> maxRetries();
+
+    /** Whether the service runs at all; the diagnostic {@code noop} kind is off by default. */
+    Optional<Boolean> enabled();
+  }
+
+  /** Where the embedded PostgreSQL keeps its files. Read before the datasource starts. */
+  interface EmbeddedDb {
+
+    /** Start an embedded PostgreSQL and point the datasource at it. */
+    @WithDefault("false")
+    boolean enabled();
+
+    /** The database cluster folder; survives restarts unless {@link #clean()} is set. */
+    @WithDefault(".dev/postgres/data")
+    Path dataDir();
+
+    /** Where the PostgreSQL binaries are unpacked. */
+    @WithName("work-dir")
+    @WithDefault(".dev/postgres")
+    Path workDir();
+
+    /** Delete the cluster when the JVM exits (tests). */
+    @WithDefault("false")
+    boolean clean();
+  }
+}

@@ -1,0 +1,33 @@
+package io.asyncjobs.config;
+
+import java.time.Duration;
+
+/**
+ * The effective settings of one service: its configured defaults with its overrides applied.
+ *
+ * @param retention how long a finished job is kept after completion
+ * @param maxConcurrent jobs processed at the same time
+ * @param jobTimeout how long one job may run
+ * @param maxRetries recoveries of a vanished job before it is failed
+ */
+public record ServiceSettings(
+    Duration retention, int maxConcurrent, Duration jobTimeout, int maxRetries) {
+
+  /** The settings for {@code service} from configuration alone. */
+  public static ServiceSettings fromConfig(JobsConfig config, String service) {
+    JobsConfig.ServiceDefaults d = config.defaults();
+    JobsConfig.ServiceOverrides o = config.services().get(service);
+    if (o == null) {
+      return new ServiceSettings(
+          Duration.ofSeconds(d.retentionSeconds()),
+          d.maxConcurrent(),
+          Duration.ofSeconds(d.jobTimeoutSeconds()),
+          d.maxRetries());
+    }
+    return new ServiceSettings(
+        Duration.ofSeconds(o.retentionSeconds().orElse(d.retentionSeconds())),
+        o.maxConcurrent().orElse(d.maxConcurrent()),
+        Duration.ofSeconds(o.jobTimeoutSeconds().orElse(d.jobTimeoutSeconds())),
+        o.maxRetries().orElse(d.maxRetries()));
+  }
+}

@@ -1,0 +1,104 @@
+package io.asyncjobs.queue;
+
+import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
+import jakarta.persistence.Column;
+import jakarta.persistence.Convert;
+import jakarta.persistence.Entity;
+import jakarta.persistence.Id;
+import jakarta.persistence.Table;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+import org.hibernate.annotations.JdbcTypeCode;
+import org.hibernate.type.SqlTypes;
+
+/** One row of the {@code jobs} table, with its payload and result decoded from JSON. */
+@Entity
+@Table(name = "jobs")
+public class Job extends PanacheEntityBase {
+
+  /** UUIDv7 id; sorts in creation order. */
+  @Id public UUID uid;
+
+  /** Which service processes the job. */
+  @Column(nullable = false, updatable = false)
+  public String kind;
+
+  /** Where the job is in its life. */
+  @Convert(converter = JobStatusConverter.class)
+  @Column(nullable = false)
+  public JobStatus status;
+
+  /** Principal kind of the owner; attribution only. */
+  @Column(name = "owner_kind", updatable = false)
+  public String ownerKind;
+
+  /** Principal id of the owner; attribution only. */
+  @Column(name = "owner_id", updatable = false)
+  public String ownerId;
+
+  /** File name the caller asked for. */
+  @Column(name = "preferred_name", updatable = false)
+  public String preferredName;
+
+  /** Kind-specific input. */
+  @JdbcTypeCode(SqlTypes.JSON)
+  @Column(nullable = false, updatable = false)
+  public Map<String, Object> payload;
+
+  /** Kind-specific output, once finished. */
+  @JdbcTypeCode(SqlTypes.JSON)
+  public Map<String, Object> result;
+
+  /** Why the job failed. */
+  public String error;
+
+  /** Recoveries after a vanished processor. */
+  @Column(name = "retry_count", nullable = false)
+  public int retryCount;
+
+  /** When the job was enqueued. */
+  @Column(name = "created_at", nullable = false, updatable = false)
+  public Instant createdAt;
+
+  /** When processing last started. */
+  @Column(name = "started_at")
+  public Instant startedAt;
+
+  /** When the job became done or failed. */
+  @Column(name = "completed_at")
+  public Instant completedAt;
+
+  /** When the row last changed state. */
+  @Column(name = "updated_at", nullable = false)
+  public Instant updatedAt;
+
+  /** Processing time of the final attempt. */
+  @Column(name = "duration_ms")
+  public Long durationMs;
+
+  /** When the result was last touched. */
+  @Column(name = "last_accessed_at")
+  public Instant lastAccessedAt;
+
+  /** When a finished job may be swept. */
+  @Column(name = "expires_at", nullable = false)
+  public Instant expiresAt;
+
+  /** Bytes read. */
+  @Column(name = "bytes_in")
+  public Long bytesIn;
+
+  /** Bytes written. */
+  @Column(name = "bytes_out")
+  public Long bytesOut;
+
+  /** Items handled. */
+  @Column(name = "item_count")
+  public Long itemCount;
+
+  /** The owner, or null for a job enqueued without one. */
+  public Owner owner() {
+    return ownerKind == null || ownerId == null ? null : new Owner(ownerKind, ownerId);
+  }
+}

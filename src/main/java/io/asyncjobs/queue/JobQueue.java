@@ -1,0 +1,177 @@
+package io.asyncjobs.queue;
+
+import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.config.ServiceSettings;
+import io.asyncjobs.time.Clock;
+import io.quarkus.panache.common.Parameters;
+import io.quarkus.panache.common.Sort;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.Transactional;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * The queue's public operations: enqueue, read, touch and list jobs. Pure database access with no
+ * state of its own, so any replica may call it from a request handler.
+ */
+@ApplicationScoped
+public class JobQueue {
+
+  /** Largest page {@link #listJobs} returns. */
+  public static final int MAX_PAGE_SIZE = 500;
+
+  private static final Pattern KIND = Pattern.compile("[a-z][a-z0-9_]{0,39}");
+  private static final int MAX_NAME_LENGTH = 255;
+  private static final int MAX_OWNER_LENGTH = 200;
+
+  private final JobsConfig config;
+  private final Clock clock;
+  private final EntityManager em;
+
+  JobQueue(JobsConfig config, Clock clock, EntityManager em) {
+    this.config = config;
+    this.clock = clock;
+    this.em = em;
+  }
+
+  /**
+   * Adds a pending job and returns its uid. The row expires one retention period after enqueue; the
+   * owner restarts that period when the job finishes, and never sweeps a job that is still pending
+   * or running.
+   *
+   * @param kind the service that will process the job
+   * @param payload kind-specific input; stored as JSON
+   * @param ownerKind principal kind of the owner, or null
+   * @param ownerId principal id of the owner, or null
+   * @param preferredName file name for the artifact's download, or null
+   * @throws IllegalArgumentException when an argument is malformed
+   */
+  @Transactional
+  public UUID enqueue(
+      String kind,
+      Map<String, Object> payload,
+      String ownerKind,
+      String ownerId,
+      String preferredName) {
+    requireKind(kind);
+    if (payload == null) {
+      throw new IllegalArgumentException("payload is required (use an empty object for none)");
+    }
+    if ((ownerKind == null) != (ownerId == null)) {
+      throw new IllegalArgumentException("owner kind and owner id go together: give both or none");
+    }
+    requireLength("owner kind", ownerKind, MAX_OWNER_LENGTH);
+    requireLength("owner id", ownerId, MAX_OWNER_LENGTH);
+    requireLength("preferred name", preferredName, MAX_NAME_LENGTH);
+
+    Instant now = clock.now();
+    Job job = new Job();
+    job.uid = JobIds.next();
+    job.kind = kind;
+    job.status = JobStatus.PENDING;
+    job.ownerKind = ownerKind;
+    job.ownerId = ownerId;
+    job.preferredName = preferredName;
+    job.payload = payload;
+    job.createdAt = now;
+    job.updatedAt = now;
+    job.expiresAt = now.plus(ServiceSettings.fromConfig(config, kind).retention());
+    job.persist();
+    return job.uid;
+  }
+
+  /** The job with this uid, payload and result decoded, or empty when there is none. */
+  @Transactional
+  public Optional<Job> getJob(UUID uid) {
+    return Job.findByIdOptional(uid);
+  }
+
+  /**
+   * Marks the job's result as used now and keeps it at least {@code extendSeconds} from now. The
+   * expiry only ever moves later.
+   *
+   * @return false when no job has this uid
+   */
+  @Transactional
+  public boolean touchJob(UUID uid, long extendSeconds) {
+    if (extendSeconds < 0) {
+      throw new IllegalArgumentException("extendSeconds must not be negative: " + extendSeconds);
+    }
+    Instant now = clock.now();
+    int updated =
+        em.createNativeQuery(
+                """
+                UPDATE jobs
+                   SET last_accessed_at = :now,
+                       expires_at = GREATEST(expires_at, :until)
+                 WHERE uid = :uid
+                """)
+            .setParameter("now", now)
+            .setParameter("until", now.plus(Duration.ofSeconds(extendSeconds)))
+            .setParameter("uid", uid)
+            .executeUpdate();
+    return updated == 1;
+  }
+
+  /**
+   * Jobs newest first, each filter optional (null means any).
+   *
+   * @param kind only this kind
+   * @param status only this status
+   * @param owner only this owner's jobs
+   * @param before only jobs older than this uid: the {@code next} cursor of the previous page
+   * @param limit page size, 1 to {@link #MAX_PAGE_SIZE}
+   */
+  @Transactional
+  public JobPage listJobs(String kind, JobStatus status, Owner owner, UUID before, int limit) {
+    if (limit < 1 || limit > MAX_PAGE_SIZE) {
+      throw new IllegalArgumentException("limit must be between 1 and " + MAX_PAGE_SIZE);
+    }
+    StringBuilder where = new StringBuilder("1 = 1");
+    Parameters params = new Parameters();
+    if (kind != null) {
+      where.append(" and kind = :kind");
+      params.and("kind", kind);
+    }
+    if (status != null) {
+      where.append(" and status = :status");
+      params.and("status", status);
+    }
+    if (owner != null) {
+      where.append(" and ownerKind = :ownerKind and ownerId = :ownerId");
+      params.and("ownerKind", owner.kind()).and("ownerId", owner.id());
+    }
+    if (before != null) {
+      where.append(" and uid < :before");
+      params.and("before", before);
+    }
+    List<Job> rows =
+        Job.<Job>find(where.toString(), Sort.descending("uid"), params).page(0, limit + 1).list();
+    if (rows.size() <= limit) {
+      return new JobPage(rows, null);
+    }
+    List<Job> page = rows.subList(0, limit);
+    return new JobPage(List.copyOf(page), page.get(limit - 1).uid);
+  }
+
+  private static void requireKind(String kind) {
+    if (kind == null || !KIND.matcher(kind).matches()) {
+      throw new IllegalArgumentException(
+          "kind must be 1 to 40 lower-case letters, digits or '_', starting with a letter: "
+              + kind);
+    }
+  }
+
+  private static void requireLength(String what, String value, int max) {
+    if (value != null && (value.isBlank() || value.length() > max)) {
+      throw new IllegalArgumentException(
+          what + " must be non-blank and at most " + max + " characters");
+    }
+  }
+}

@@ -1,0 +1,124 @@
+package io.asyncjobs.db;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.asyncjobs.testing.Database;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+@QuarkusTest
+class JobsMigrationTest {
+
+  @Inject Database db;
+
+  @Test
+  void shouldCreateExactlyTheSpecColumnsWithTheirTypes() {
+    Map<String, String> columns =
+        db
+            .query(
+                // Columns added later for features beyond the spec follow these twenty.
+                "SELECT column_name, data_type FROM information_schema.columns"
+                    + " WHERE table_name = 'jobs' AND ordinal_position <= 20"
+                    + " ORDER BY ordinal_position")
+            .stream()
+            .collect(
+                Collectors.toMap(
+                    r -> (String) r.get("column_name"),
+                    r -> (String) r.get("data_type"),
+                    (a, b) -> a,
+                    LinkedHashMap::new));
+
+    Map<String, String> expected = new LinkedHashMap<>();
+    expected.put("uid", "uuid");
+    expected.put("kind", "text");
+    expected.put("status", "text");
+    expected.put("owner_kind", "text");
+    expected.put("owner_id", "text");
+    expected.put("preferred_name", "text");
+    expected.put("payload", "jsonb");
+    expected.put("result", "jsonb");
+    expected.put("error", "text");
+    expected.put("retry_count", "integer");
+    expected.put("created_at", "timestamp with time zone");
+    expected.put("started_at", "timestamp with time zone");
+    expected.put("completed_at", "timestamp with time zone");
+    expected.put("updated_at", "timestamp with time zone");
+    expected.put("duration_ms", "bigint");
+    expected.put("last_accessed_at", "timestamp with time zone");
+    expected.put("expires_at", "timestamp with time zone");
+    expected.put("bytes_in", "bigint");
+    expected.put("bytes_out", "bigint");
+    expected.put("item_count", "bigint");
+    assertThat(columns).containsExactlyEntriesOf(expected);
+  }
+
+  @Test
+  void shouldMakeUidThePrimaryKey() {
+    List<Map<String, Object>> pk =
+        db.query(
+            "SELECT a.attname FROM pg_index i"
+                + " JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)"
+                + " WHERE i.indrelid = 'jobs'::regclass AND i.indisprimary");
+    assertThat(pk).extracting(r -> r.get("attname")).containsExactly("uid");
+  }
+
+  @Test
+  void shouldCreateTheSpecIndexesAndThePartialClaimIndex() {
+    Map<String, String> indexes =
+        db.query("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'jobs'").stream()
+            .collect(
+                Collectors.toMap(
+                    r -> (String) r.get("indexname"), r -> (String) r.get("indexdef")));
+
+    assertThat(indexes.get("jobs_kind_status_idx")).endsWith("USING btree (kind, status)");
+    assertThat(indexes.get("jobs_owner_idx")).endsWith("USING btree (owner_kind, owner_id)");
+    assertThat(indexes.get("jobs_expires_at_idx")).endsWith("USING btree (expires_at)");
+    assertThat(indexes.get("jobs_pending_claim_idx"))
+        .endsWith("USING btree (kind, uid) WHERE (status = 'pending'::text)");
+  }
+
+  @Test
+  void shouldRestrictStatusWithANamedCheck() {
+    List<Map<String, Object>> checks =
+        db.query(
+            "SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint"
+                + " WHERE conrelid = 'jobs'::regclass AND conname = 'jobs_status_check'");
+    assertThat(checks).hasSize(1);
+    assertThat((String) checks.get(0).get("def"))
+        .contains("'pending'", "'running'", "'done'", "'failed'");
+  }
+
+  @Test
+  void shouldRejectAnUnknownStatus() {
+    Timestamp now = Timestamp.from(Instant.now());
+    assertThatThrownBy(
+            () ->
+                db.update(
+                    "INSERT INTO jobs (uid, kind, status, created_at, updated_at, expires_at)"
+                        + " VALUES (?, 'zip', 'cancelled', ?, ?, ?)",
+                    UUID.randomUUID(),
+                    now,
+                    now,
+                    now))
+        .hasStackTraceContaining("jobs_status_check");
+  }
+
+  @Test
+  void shouldCommentEveryColumn() {
+    List<Map<String, Object>> uncommented =
+        db.query(
+            "SELECT c.column_name FROM information_schema.columns c"
+                + " WHERE c.table_name = 'jobs'"
+                + " AND col_description('jobs'::regclass, c.ordinal_position) IS NULL");
+    assertThat(uncommented).isEmpty();
+  }
+}

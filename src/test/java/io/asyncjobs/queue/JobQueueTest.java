@@ -1,0 +1,261 @@
+package io.asyncjobs.queue;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.asyncjobs.testing.Database;
+import io.asyncjobs.testing.TestClock;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+@QuarkusTest
+class JobQueueTest {
+
+  private static final Instant T0 = Instant.parse("2026-03-01T10:00:00Z");
+  private static final Owner ALICE = new Owner("user", "alice");
+  private static final Owner BOB = new Owner("user", "bob");
+
+  @Inject JobQueue queue;
+  @Inject TestClock clock;
+  @Inject Database db;
+
+  @BeforeEach
+  void setUp() {
+    db.clearJobs();
+    clock.set(T0);
+  }
+
+  @AfterEach
+  void tearDown() {
+    clock.reset();
+  }
+
+  @Test
+  void shouldEnqueueAPendingJobThatExpiresOneRetentionLater() {
+    UUID uid = queue.enqueue("zip", Map.of("paths", List.of("a")), "user", "alice", "a.zip");
+
+    Job job = queue.getJob(uid).orElseThrow();
+    assertThat(job.kind).isEqualTo("zip");
+    assertThat(job.status).isEqualTo(JobStatus.PENDING);
+    assertThat(job.owner()).isEqualTo(ALICE);
+    assertThat(job.preferredName).isEqualTo("a.zip");
+    assertThat(job.retryCount).isZero();
+    assertThat(job.createdAt).isEqualTo(T0);
+    assertThat(job.updatedAt).isEqualTo(T0);
+    assertThat(job.expiresAt).isEqualTo(T0.plus(Duration.ofDays(7)));
+    assertThat(job.startedAt).isNull();
+    assertThat(job.result).isNull();
+    assertThat(uid.version()).isEqualTo(7);
+  }
+
+  @Test
+  void shouldUseTheServiceRetentionOverrideForExpiry() {
+    // application.properties for tests sets jobs.services.seo.retention-seconds=3600
+    UUID uid = queue.enqueue("seo", Map.of(), null, null, null);
+
+    assertThat(queue.getJob(uid).orElseThrow().expiresAt).isEqualTo(T0.plusSeconds(3600));
+  }
+
+  @Test
+  void shouldRoundTripANestedUnicodePayload() {
+    Map<String, Object> payload =
+        Map.of(
+            "name", "Ünïcødé ✓ 日本語 🚀",
+            "paths", List.of("docs/ä.txt", "naïve/😀.md"),
+            "options", Map.of("level", 6, "deep", Map.of("flag", true, "ratio", 0.25)),
+            "nothing", Collections.singletonMap("x", null));
+
+    UUID uid = queue.enqueue("zip", payload, "user", "alice", "résumé.zip");
+
+    Job job = queue.getJob(uid).orElseThrow();
+    assertThat(job.payload).isEqualTo(payload);
+    assertThat(job.preferredName).isEqualTo("résumé.zip");
+    // Stored as real JSON, queryable by the database.
+    assertThat(db.query("SELECT payload->'options'->'deep'->>'ratio' AS r FROM jobs"))
+        .extracting(r -> r.get("r"))
+        .containsExactly("0.25");
+  }
+
+  @Test
+  void shouldReturnEmptyForAnUnknownJob() {
+    assertThat(queue.getJob(UUID.randomUUID())).isEmpty();
+  }
+
+  @Test
+  void shouldRejectMalformedArgumentsAndStoreNothing() {
+    assertThatThrownBy(() -> queue.enqueue("Zip!", Map.of(), null, null, null))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kind");
+    assertThatThrownBy(() -> queue.enqueue("zip", null, null, null, null))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("payload");
+    assertThatThrownBy(() -> queue.enqueue("zip", Map.of(), "user", null, null))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("owner");
+    assertThatThrownBy(() -> queue.enqueue("zip", Map.of(), null, null, "x".repeat(256)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("preferred name");
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+  }
+
+  @Test
+  void shouldExtendExpiryAndRecordAccessWhenTouched() {
+    UUID uid = queue.enqueue("zip", Map.of(), null, null, null);
+    clock.advance(Duration.ofDays(6));
+
+    assertThat(queue.touchJob(uid, Duration.ofDays(7).toSeconds())).isTrue();
+
+    Job job = queue.getJob(uid).orElseThrow();
+    assertThat(job.lastAccessedAt).isEqualTo(T0.plus(Duration.ofDays(6)));
+    assertThat(job.expiresAt).isEqualTo(T0.plus(Duration.ofDays(13)));
+  }
+
+  @Test
+  void shouldNeverShortenExpiryWhenTouched() {
+    UUID uid = queue.enqueue("zip", Map.of(), null, null, null);
+    clock.advance(Duration.ofHours(1));
+
+    assertThat(queue.touchJob(uid, 60)).isTrue();
+
+    Job job = queue.getJob(uid).orElseThrow();
+    assertThat(job.expiresAt).isEqualTo(T0.plus(Duration.ofDays(7)));
+    assertThat(job.lastAccessedAt).isEqualTo(T0.plus(Duration.ofHours(1)));
+  }
+
+  @Test
+  void shouldReportTouchOfAnUnknownJob() {
+    assertThat(queue.touchJob(UUID.randomUUID(), 60)).isFalse();
+  }
+
+  @Test
+  void shouldFilterListsByKindStatusAndOwnerNewestFirst() {
+    UUID a1 = queue.enqueue("zip", Map.of(), "user", "alice", null);
+    UUID b1 = queue.enqueue("zip", Map.of(), "user", "bob", null);
+    UUID a2 = queue.enqueue("fork", Map.of(), "user", "alice", null);
+    UUID a3 = queue.enqueue("zip", Map.of(), "user", "alice", null);
+    db.update("UPDATE jobs SET status = 'done' WHERE uid = ?", a3);
+
+    assertThat(uids(queue.listJobs(null, null, null, null, 50))).containsExactly(a3, a2, b1, a1);
+    assertThat(uids(queue.listJobs("zip", null, null, null, 50))).containsExactly(a3, b1, a1);
+    assertThat(uids(queue.listJobs(null, JobStatus.PENDING, null, null, 50)))
+        .containsExactly(a2, b1, a1);
+    assertThat(uids(queue.listJobs(null, null, ALICE, null, 50))).containsExactly(a3, a2, a1);
+    assertThat(uids(queue.listJobs("zip", JobStatus.PENDING, ALICE, null, 50))).containsExactly(a1);
+    assertThat(uids(queue.listJobs(null, null, BOB, null, 50))).containsExactly(b1);
+    assertThat(uids(queue.listJobs(null, null, new Owner("service", "alice"), null, 50))).isEmpty();
+  }
+
+  @Test
+  void shouldPageThroughEveryJobExactlyOnce() {
+    List<UUID> enqueued = new ArrayList<>();
+    for (int i = 0; i < 25; i++) {
+      enqueued.add(queue.enqueue("zip", Map.of("i", i), "user", "alice", null));
+    }
+
+    List<UUID> seen = new ArrayList<>();
+    UUID cursor = null;
+    int pages = 0;
+    do {
+      JobPage page = queue.listJobs(null, null, ALICE, cursor, 10);
+      seen.addAll(uids(page));
+      cursor = page.next();
+      pages++;
+    } while (cursor != null);
+
+    Collections.reverse(enqueued);
+    assertThat(seen).containsExactlyElementsOf(enqueued);
+    assertThat(pages).isEqualTo(3);
+  }
+
+  @Test
+  void shouldEndOnAFullLastPageWithoutACursor() {
+    for (int i = 0; i < 10; i++) {
+      queue.enqueue("zip", Map.of(), null, null, null);
+    }
+    assertThat(queue.listJobs(null, null, null, null, 10).next()).isNull();
+  }
+
+  @Test
+  void shouldRejectAPageSizeOutOfRange() {
+    assertThatThrownBy(() -> queue.listJobs(null, null, null, null, 0))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> queue.listJobs(null, null, null, null, JobQueue.MAX_PAGE_SIZE + 1))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void shouldKeepEachThreadsEnqueueOrderInUidOrderAcrossEightThreads() throws Exception {
+    clock.reset();
+    int threads = 8;
+    int perThread = 50;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    CountDownLatch start = new CountDownLatch(1);
+    List<Future<List<UUID>>> futures = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      int thread = t;
+      futures.add(
+          pool.submit(
+              () -> {
+                start.await();
+                List<UUID> mine = new ArrayList<>();
+                for (int i = 0; i < perThread; i++) {
+                  mine.add(queue.enqueue("zip", Map.of("t", thread, "i", i), null, null, null));
+                }
+                return mine;
+              }));
+    }
+    start.countDown();
+    List<List<UUID>> perThreadUids = new ArrayList<>();
+    for (Future<List<UUID>> f : futures) {
+      perThreadUids.add(f.get());
+    }
+    pool.shutdown();
+
+    // The database's own uuid ordering is the claim order.
+    List<Map<String, Object>> rows =
+        db.query(
+            "SELECT (payload->>'t')::int AS t, (payload->>'i')::int AS i FROM jobs ORDER BY uid");
+    assertThat(rows).hasSize(threads * perThread);
+    int[] lastSeen = new int[threads];
+    Arrays.fill(lastSeen, -1);
+    for (Map<String, Object> row : rows) {
+      int t = (Integer) row.get("t");
+      int i = (Integer) row.get("i");
+      assertThat(i).as("thread %d's jobs in claim order", t).isEqualTo(lastSeen[t] + 1);
+      lastSeen[t] = i;
+    }
+    // Java's UUID.compareTo is signed, so compare as the database does.
+    for (List<UUID> mine : perThreadUids) {
+      for (int i = 1; i < mine.size(); i++) {
+        assertThat(mine.get(i).toString()).isGreaterThan(mine.get(i - 1).toString());
+      }
+    }
+  }
+
+  @Test
+  void shouldStampCreationTimeFromTheInjectedClock() {
+    clock.set(T0.plus(3, ChronoUnit.DAYS));
+    UUID uid = queue.enqueue("zip", Map.of(), null, null, null);
+    assertThat(queue.getJob(uid).orElseThrow().createdAt).isEqualTo(T0.plus(3, ChronoUnit.DAYS));
+  }
+
+  private static List<UUID> uids(JobPage page) {
+    return page.jobs().stream().map(j -> j.uid).toList();
+  }
+}
