@@ -33,6 +33,23 @@ public interface JobsConfig {
   @WithDefault("1s")
   Duration tickInterval();
 
+  /**
+   * Whether the owner reacts at once to enqueues (PostgreSQL LISTEN/NOTIFY) and to finished tasks,
+   * instead of only on the next tick.
+   */
+  @WithDefault("true")
+  boolean wakeUps();
+
+  /** Expired jobs one service sweeps per tick, at most. */
+  @WithDefault("100")
+  @Min(1)
+  @Max(10000)
+  int sweepBatchSize();
+
+  /** How long a job whose cleanup failed is kept before the sweep tries it again. */
+  @WithDefault("5m")
+  Duration cleanupRetryDelay();
+
   /** Settings every service starts from. */
   @Valid
   ServiceDefaults defaults();

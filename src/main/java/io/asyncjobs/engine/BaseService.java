@@ -1,0 +1,53 @@
+package io.asyncjobs.engine;
+
+import io.asyncjobs.lock.OwnerLock;
+
+/**
+ * A background role driven by the tick. Every replica calls {@link #supervise()}; only the holder
+ * of the owner lock goes on to {@link #runOnce()}.
+ */
+public abstract class BaseService {
+
+  private volatile OwnerLock ownerLock;
+
+  /** The name the service is registered, configured and reported under. */
+  public abstract String name();
+
+  /** One pass of the service's work. Called only on the owner; must return quickly. */
+  public abstract RunResult runOnce();
+
+  /**
+   * Runs {@link #runOnce()} when this replica owns the lock, and otherwise nothing.
+   *
+   * @return what the run did, or null when this replica is not the owner
+   */
+  public RunResult supervise() {
+    OwnerLock lock = ownerLock;
+    if (lock == null || !lock.isOwner()) {
+      return null;
+    }
+    return runOnce();
+  }
+
+  /** Called once by the {@link ServiceManager} when the service is registered. */
+  void attachLock(OwnerLock lock) {
+    this.ownerLock = lock;
+  }
+
+  /** The owner lock this service checks. */
+  protected OwnerLock ownerLock() {
+    OwnerLock lock = ownerLock;
+    if (lock == null) {
+      throw new IllegalStateException(name() + " is not registered with the ServiceManager");
+    }
+    return lock;
+  }
+
+  /** Whether the service runs when configuration does not say; true unless a kind says not. */
+  public boolean enabledByDefault() {
+    return true;
+  }
+
+  /** Called when the application stops; releases threads. */
+  void stop() {}
+}

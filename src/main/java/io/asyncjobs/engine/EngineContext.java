@@ -1,0 +1,24 @@
+package io.asyncjobs.engine;
+
+import io.asyncjobs.settings.SettingsStore;
+import io.asyncjobs.time.Clock;
+import java.time.Duration;
+
+/**
+ * What a {@link JobService} needs from the engine, handed over at registration so that a kind's
+ * author writes only {@code kind}, {@code title}, {@code process} and {@code cleanup}.
+ *
+ * @param store the engine's SQL
+ * @param settings per-service settings, read every tick
+ * @param clock the current time
+ * @param sweepBatchSize expired jobs swept per tick, at most
+ * @param cleanupRetryDelay how long a job whose cleanup failed waits for the next attempt
+ * @param wakeUps whether a finished task wakes its service at once
+ */
+record EngineContext(
+    JobStore store,
+    SettingsStore settings,
+    Clock clock,
+    int sweepBatchSize,
+    Duration cleanupRetryDelay,
+    boolean wakeUps) {}

@@ -1,0 +1,396 @@
+package io.asyncjobs.engine;
+
+import io.asyncjobs.config.ServiceSettings;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobStatus;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jboss.logging.Logger;
+
+/**
+ * A service that processes the jobs of one kind. A kind's author writes {@link #kind()}, {@link
+ * #title()}, {@link #process(Job)} and {@link #cleanup(Job)}; registration, retention, concurrency,
+ * timeouts and crash recovery come from here.
+ *
+ * <p>Each {@link #runOnce()} is four steps, in order: reap finished tasks, recover orphans, refill
+ * up to the concurrency limit, sweep expired jobs. Tasks outlive the run that started them; the run
+ * itself only does database work and returns quickly.
+ */
+public abstract class JobService extends BaseService {
+
+  private static final Logger LOG = Logger.getLogger(JobService.class);
+
+  /** Only one run at a time: from the tick, a wake-up or a test. */
+  private final ReentrantLock runLock = new ReentrantLock();
+
+  /** Tasks started by this process and not yet reaped. */
+  private final Map<UUID, Task> inFlight = new ConcurrentHashMap<>();
+
+  /** Tasks interrupted for timing out whose threads have not yet returned; they hold a slot. */
+  private final List<Task> timedOut = new CopyOnWriteArrayList<>();
+
+  private final Semaphore wakeSignal = new Semaphore(0);
+
+  private volatile EngineContext context;
+  private volatile WorkerPool pool;
+  private volatile Thread waker;
+
+  /** The job kind this service processes; also its name in configuration and metrics. */
+  public abstract String kind();
+
+  /** A human title for admin pages. */
+  public abstract String title();
+
+  /**
+   * Does the work of one job. May block; runs on the service's own threads, at most {@code
+   * max-concurrent} at once, and is interrupted when the job times out.
+   *
+   * @return the result, stored as JSON; the numbers under {@code bytes_in}, {@code bytes_out} and
+   *     {@code item_count} also fill the job's stat columns
+   * @throws Exception to fail the job; its type and message become the job's error
+   */
+  protected abstract Map<String, Object> process(Job job) throws Exception;
+
+  /**
+   * Removes what the job left on disk, before its row is deleted for having expired. Throwing keeps
+   * the row; a later sweep tries again.
+   */
+  protected abstract void cleanup(Job job) throws Exception;
+
+  @Override
+  public String name() {
+    return kind();
+  }
+
+  /** The four steps, in order. Never runs concurrently with itself. */
+  @Override
+  public TickResult runOnce() {
+    EngineContext ctx = requireContext();
+    runLock.lock();
+    try {
+      Instant now = ctx.clock().now();
+      ServiceSettings settings = ctx.settings().effective(kind());
+      long epoch = ownerLock().epoch();
+      Reaped reaped = reap(settings, now);
+      JobStore.RescueCounts rescued = recoverOrphans(settings, epoch, now);
+      int claimed = refill(settings, epoch, now);
+      Swept swept = sweep(ctx, now);
+      TickResult result =
+          new TickResult(
+              reaped.done,
+              reaped.failed,
+              reaped.timedOut,
+              reaped.fenced,
+              rescued.requeued(),
+              rescued.failed(),
+              claimed,
+              swept.deleted,
+              swept.errors);
+      if (!result.isEmpty()) {
+        LOG.debugf("%s: %s", kind(), result);
+      }
+      return result;
+    } finally {
+      runLock.unlock();
+    }
+  }
+
+  /** Jobs this process is working on now. */
+  public int inFlightCount() {
+    return inFlight.size();
+  }
+
+  /**
+   * Waits until every task started so far has returned from {@code process}.
+   *
+   * @return false when some were still running at the deadline
+   */
+  public boolean awaitTasks(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (Task task : List.copyOf(inFlight.values())) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return false;
+      }
+      try {
+        task.future.get(left, TimeUnit.NANOSECONDS);
+      } catch (ExecutionException | CancellationException e) {
+        // The outcome is the reap step's business; it has returned, which is all we wait for.
+      } catch (TimeoutException e) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Waits until the task of one job has returned from {@code process} and, unless it was
+   * interrupted for timing out, is ready to be reaped.
+   *
+   * @return true when it has, or when this process has no task for the job
+   */
+  boolean awaitTask(UUID uid, Duration timeout) throws InterruptedException {
+    Task task = inFlight.get(uid);
+    if (task == null) {
+      task = timedOut.stream().filter(t -> t.job.uid.equals(uid)).findFirst().orElse(null);
+    }
+    if (task == null) {
+      return true;
+    }
+    if (!task.returnedLatch.await(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+      return false;
+    }
+    try {
+      task.future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (ExecutionException | CancellationException e) {
+      // Returned by throwing, or cancelled: done either way.
+    } catch (TimeoutException e) {
+      return false;
+    }
+    return true;
+  }
+
+  /** Asks for a run as soon as possible, on this service's own thread. Coalesces. */
+  public void requestWake() {
+    wakeSignal.release();
+  }
+
+  // ---- step 1: reap ----------------------------------------------------------------------
+
+  private Reaped reap(ServiceSettings settings, Instant now) {
+    Map<Long, List<Completion>> byEpoch = new HashMap<>();
+    int timedOutNow = 0;
+    for (Iterator<Task> it = inFlight.values().iterator(); it.hasNext(); ) {
+      Task task = it.next();
+      Completion completion;
+      if (task.future.isDone()) {
+        completion = task.outcome();
+      } else if (Duration.between(task.startedAt, now).compareTo(settings.jobTimeout()) > 0) {
+        task.future.cancel(true);
+        timedOut.add(task);
+        timedOutNow++;
+        completion =
+            Completion.failed(
+                task.job.uid,
+                "timed out after " + settings.jobTimeout().toSeconds() + " s",
+                task.startedAt,
+                now);
+      } else {
+        continue;
+      }
+      it.remove();
+      byEpoch.computeIfAbsent(task.epoch, e -> new ArrayList<>()).add(completion);
+    }
+    Reaped reaped = new Reaped();
+    reaped.timedOut = timedOutNow;
+    for (Map.Entry<Long, List<Completion>> group : byEpoch.entrySet()) {
+      List<Completion> completions = group.getValue();
+      Set<UUID> written =
+          requireContext().store().completeMany(completions, group.getKey(), settings.retention());
+      for (Completion c : completions) {
+        if (!written.contains(c.uid())) {
+          reaped.fenced++;
+          LOG.warnf(
+              "%s: outcome of job %s not written: the job is no longer running under epoch %d"
+                  + " (a newer owner holds it)",
+              kind(), c.uid(), group.getKey());
+        } else if (c.status() == JobStatus.DONE) {
+          reaped.done++;
+        } else {
+          reaped.failed++;
+        }
+      }
+    }
+    return reaped;
+  }
+
+  // ---- step 2: recover orphans -----------------------------------------------------------
+
+  private JobStore.RescueCounts recoverOrphans(ServiceSettings settings, long epoch, Instant now) {
+    JobStore.RescueCounts counts =
+        requireContext()
+            .store()
+            .rescueMany(
+                kind(), inFlight.keySet(), epoch, settings.maxRetries(), settings.retention(), now);
+    if (counts.requeued() + counts.failed() > 0) {
+      LOG.infof(
+          "%s: recovered orphaned jobs: %d back to pending, %d failed after max-retries %d",
+          kind(), counts.requeued(), counts.failed(), settings.maxRetries());
+    }
+    return counts;
+  }
+
+  // ---- step 3: refill --------------------------------------------------------------------
+
+  private int refill(ServiceSettings settings, long epoch, Instant now) {
+    WorkerPool workers = pool;
+    workers.resize(settings.maxConcurrent());
+    timedOut.removeIf(task -> task.returned);
+    int capacity = settings.maxConcurrent() - inFlight.size() - timedOut.size();
+    if (capacity <= 0) {
+      return 0;
+    }
+    List<Job> claimed = requireContext().store().claimMany(kind(), capacity, epoch, now);
+    for (Job job : claimed) {
+      Task task = new Task(job, now, epoch);
+      inFlight.put(job.uid, task);
+      task.future = workers.submit(() -> run(task));
+    }
+    return claimed.size();
+  }
+
+  private Map<String, Object> run(Task task) throws Exception {
+    try {
+      return process(task.job);
+    } finally {
+      task.finishedAt = requireContext().clock().now();
+      task.returned = true;
+      task.returnedLatch.countDown();
+      if (requireContext().wakeUps()) {
+        requestWake();
+      }
+    }
+  }
+
+  // ---- step 4: sweep ---------------------------------------------------------------------
+
+  private Swept sweep(EngineContext ctx, Instant now) {
+    List<Job> expired = ctx.store().expiredMany(kind(), now, ctx.sweepBatchSize());
+    Swept swept = new Swept();
+    if (expired.isEmpty()) {
+      return swept;
+    }
+    List<UUID> cleaned = new ArrayList<>();
+    List<UUID> kept = new ArrayList<>();
+    for (Job job : expired) {
+      try {
+        cleanup(job);
+        cleaned.add(job.uid);
+      } catch (Exception e) {
+        kept.add(job.uid);
+        LOG.warnf(
+            "%s: cleanup of expired job %s failed, keeping it for %s: %s",
+            kind(), job.uid, ctx.cleanupRetryDelay(), describe(e));
+      }
+    }
+    swept.deleted = ctx.store().deleteMany(cleaned);
+    swept.errors = kept.size();
+    ctx.store().deferExpiryMany(kept, now.plus(ctx.cleanupRetryDelay()));
+    return swept;
+  }
+
+  // ---- lifecycle -------------------------------------------------------------------------
+
+  /** Called once by the {@link ServiceManager}: wires the engine in and starts the threads. */
+  void attach(EngineContext engineContext, int initialThreads) {
+    this.context = engineContext;
+    this.pool = new WorkerPool(kind(), initialThreads);
+    if (engineContext.wakeUps()) {
+      Thread thread = new Thread(this::wakeLoop, "jobs-" + kind() + "-waker");
+      thread.setDaemon(true);
+      this.waker = thread;
+      thread.start();
+    }
+  }
+
+  @Override
+  void stop() {
+    Thread thread = waker;
+    if (thread != null) {
+      thread.interrupt();
+    }
+    WorkerPool workers = pool;
+    if (workers != null) {
+      workers.shutdownNow();
+    }
+  }
+
+  private void wakeLoop() {
+    while (!Thread.currentThread().isInterrupted()) {
+      try {
+        wakeSignal.acquire();
+        wakeSignal.drainPermits();
+        supervise();
+      } catch (InterruptedException e) {
+        return;
+      } catch (RuntimeException e) {
+        LOG.errorf(e, "%s: run after a wake-up failed; the next tick retries", kind());
+      }
+    }
+  }
+
+  private EngineContext requireContext() {
+    EngineContext ctx = context;
+    if (ctx == null) {
+      throw new IllegalStateException(kind() + " is not registered with the ServiceManager");
+    }
+    return ctx;
+  }
+
+  /** The error text stored for a failure: exception type and message, no stack trace. */
+  static String describe(Throwable e) {
+    String message = e.getMessage();
+    return e.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+  }
+
+  /** One job being processed by this process. */
+  private static final class Task {
+    final Job job;
+    final Instant startedAt;
+    final long epoch;
+    volatile Future<Map<String, Object>> future;
+    volatile Instant finishedAt;
+    volatile boolean returned;
+    final CountDownLatch returnedLatch = new CountDownLatch(1);
+
+    Task(Job job, Instant startedAt, long epoch) {
+      this.job = job;
+      this.startedAt = startedAt;
+      this.epoch = epoch;
+    }
+
+    Completion outcome() {
+      Instant end = finishedAt == null ? startedAt : finishedAt;
+      try {
+        return Completion.done(job.uid, future.get(), startedAt, end);
+      } catch (ExecutionException e) {
+        Throwable cause = e.getCause() == null ? e : e.getCause();
+        return Completion.failed(job.uid, describe(cause), startedAt, end);
+      } catch (CancellationException e) {
+        return Completion.failed(job.uid, "cancelled", startedAt, end);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return Completion.failed(job.uid, "interrupted", startedAt, end);
+      }
+    }
+  }
+
+  private static final class Reaped {
+    int done;
+    int failed;
+    int timedOut;
+    int fenced;
+  }
+
+  private static final class Swept {
+    int deleted;
+    int errors;
+  }
+}

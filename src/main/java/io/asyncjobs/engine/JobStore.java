@@ -1,0 +1,345 @@
+package io.asyncjobs.engine;
+
+import io.agroal.api.AgroalDataSource;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobStatus;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * The engine's SQL: each statement is named (noun + verb), takes the current time as a parameter
+ * and touches many rows in one round trip. Every write to a running row checks the fencing epoch,
+ * so an owner that lost the lock cannot change what the next owner claimed.
+ */
+@ApplicationScoped
+public class JobStore {
+
+  private static final String JOB_COLUMNS =
+      "uid, kind, status, owner_kind, owner_id, preferred_name, payload::text, result::text,"
+          + " error, retry_count, created_at, started_at, completed_at, updated_at, duration_ms,"
+          + " last_accessed_at, expires_at, bytes_in, bytes_out, item_count";
+
+  /**
+   * JobClaimMany: the oldest pending jobs of a kind become running under this owner's epoch. One
+   * statement; SKIP LOCKED lets a concurrent claimer (a stale owner) take other rows instead of
+   * waiting, and the partial index on pending rows serves the inner query.
+   */
+  private static final String JOB_CLAIM_MANY =
+      """
+      UPDATE jobs
+         SET status = 'running', started_at = ?, updated_at = ?, epoch = ?
+       WHERE uid IN (SELECT uid FROM jobs
+                      WHERE kind = ? AND status = 'pending'
+                      ORDER BY uid
+                      LIMIT ?
+                      FOR UPDATE SKIP LOCKED)
+      RETURNING\s"""
+          + JOB_COLUMNS;
+
+  /**
+   * JobCompleteMany: writes the outcomes of finished tasks. A row is written only while it is still
+   * running under the writer's epoch; the returned uids are the rows actually written. Retention
+   * restarts at completion.
+   */
+  private static final String JOB_COMPLETE_MANY =
+      """
+      UPDATE jobs j
+         SET status = c.status,
+             result = c.result::jsonb,
+             error = c.error,
+             completed_at = c.completed_at,
+             updated_at = c.completed_at,
+             duration_ms = c.duration_ms,
+             expires_at = c.completed_at + make_interval(secs => ?),
+             bytes_in = c.bytes_in,
+             bytes_out = c.bytes_out,
+             item_count = c.item_count
+        FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::timestamptz[], ?::bigint[],
+                    ?::bigint[], ?::bigint[], ?::bigint[])
+             AS c(uid, status, result, error, completed_at, duration_ms, bytes_in, bytes_out,
+                  item_count)
+       WHERE j.uid = c.uid AND j.status = 'running' AND j.epoch = ?
+      RETURNING j.uid
+      """;
+
+  /**
+   * JobRescueMany: running rows of a kind that no task of this process works on were left by an
+   * earlier owner (or their task vanished). Each goes back to pending with one more retry, or fails
+   * once it has used up its retries. Rows stamped by a newer owner are left alone.
+   */
+  private static final String JOB_RESCUE_MANY =
+      """
+      UPDATE jobs
+         SET status = CASE WHEN retry_count < ? THEN 'pending' ELSE 'failed' END,
+             retry_count = CASE WHEN retry_count < ? THEN retry_count + 1 ELSE retry_count END,
+             error = CASE WHEN retry_count < ? THEN NULL
+                          ELSE 'abandoned: its processor vanished ' || (retry_count + 1)
+                               || ' times (max-retries ' || ? || ')' END,
+             completed_at = CASE WHEN retry_count < ? THEN NULL ELSE ? END,
+             expires_at = CASE WHEN retry_count < ? THEN expires_at
+                               ELSE ?::timestamptz + make_interval(secs => ?) END,
+             updated_at = ?
+       WHERE kind = ? AND status = 'running'
+         AND NOT (uid = ANY (?::uuid[]))
+         AND (epoch IS NULL OR epoch <= ?)
+      RETURNING status
+      """;
+
+  /** JobGetExpiredMany: finished jobs of a kind whose retention has passed, oldest expiry first. */
+  private static final String JOB_GET_EXPIRED_MANY =
+      "SELECT "
+          + JOB_COLUMNS
+          + """
+           FROM jobs
+          WHERE kind = ? AND status IN ('done', 'failed') AND expires_at <= ?
+          ORDER BY expires_at
+          LIMIT ?
+          """;
+
+  /** JobDeleteMany: removes swept jobs whose artifacts are gone. Never a pending or running one. */
+  private static final String JOB_DELETE_MANY =
+      "DELETE FROM jobs WHERE uid = ANY (?::uuid[]) AND status IN ('done', 'failed')";
+
+  /** JobDeferExpiryMany: keeps jobs whose cleanup failed until a later sweep tries again. */
+  private static final String JOB_DEFER_EXPIRY_MANY =
+      "UPDATE jobs SET expires_at = ? WHERE uid = ANY (?::uuid[]) AND status IN ('done', 'failed')";
+
+  private final AgroalDataSource dataSource;
+
+  JobStore(AgroalDataSource dataSource) {
+    this.dataSource = dataSource;
+  }
+
+  /** Claims up to {@code limit} pending jobs of {@code kind}, oldest first. */
+  public List<Job> claimMany(String kind, int limit, long epoch, Instant now) {
+    if (limit <= 0) {
+      return List.of();
+    }
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_CLAIM_MANY)) {
+      ps.setObject(1, timestamp(now));
+      ps.setObject(2, timestamp(now));
+      ps.setLong(3, epoch);
+      ps.setString(4, kind);
+      ps.setInt(5, limit);
+      List<Job> claimed = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          claimed.add(readJob(rs));
+        }
+      }
+      // RETURNING has no order; PostgreSQL orders uuids as unsigned bytes, as their text does.
+      claimed.sort(Comparator.comparing(j -> j.uid.toString()));
+      return claimed;
+    } catch (SQLException e) {
+      throw new IllegalStateException("JobClaimMany failed for kind " + kind, e);
+    }
+  }
+
+  /**
+   * Writes finished tasks' outcomes under {@code epoch}.
+   *
+   * @return the uids actually written; the others were no longer running under this epoch
+   */
+  public Set<UUID> completeMany(
+      Collection<Completion> completions, long epoch, Duration retention) {
+    if (completions.isEmpty()) {
+      return Set.of();
+    }
+    int n = completions.size();
+    UUID[] uids = new UUID[n];
+    String[] statuses = new String[n];
+    String[] results = new String[n];
+    String[] errors = new String[n];
+    String[] completedAt = new String[n];
+    Long[] durations = new Long[n];
+    Long[] bytesIn = new Long[n];
+    Long[] bytesOut = new Long[n];
+    Long[] items = new Long[n];
+    int i = 0;
+    for (Completion done : completions) {
+      uids[i] = done.uid();
+      statuses[i] = done.status().dbValue();
+      results[i] = JsonCodec.encode(done.result());
+      errors[i] = done.error();
+      completedAt[i] = done.completedAt().toString();
+      durations[i] = done.durationMs();
+      bytesIn[i] = done.stat("bytes_in");
+      bytesOut[i] = done.stat("bytes_out");
+      items[i] = done.stat("item_count");
+      i++;
+    }
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_COMPLETE_MANY)) {
+      ps.setLong(1, retention.toSeconds());
+      ps.setArray(2, c.createArrayOf("uuid", uids));
+      ps.setArray(3, c.createArrayOf("text", statuses));
+      ps.setArray(4, c.createArrayOf("text", results));
+      ps.setArray(5, c.createArrayOf("text", errors));
+      ps.setArray(6, c.createArrayOf("timestamptz", completedAt));
+      ps.setArray(7, c.createArrayOf("bigint", durations));
+      ps.setArray(8, c.createArrayOf("bigint", bytesIn));
+      ps.setArray(9, c.createArrayOf("bigint", bytesOut));
+      ps.setArray(10, c.createArrayOf("bigint", items));
+      ps.setLong(11, epoch);
+      Set<UUID> written = new HashSet<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          written.add(rs.getObject(1, UUID.class));
+        }
+      }
+      return written;
+    } catch (SQLException e) {
+      throw new IllegalStateException("JobCompleteMany failed", e);
+    }
+  }
+
+  /**
+   * Recovers running rows of {@code kind} that are not in {@code inFlight}.
+   *
+   * @return how many went back to pending and how many failed
+   */
+  public RescueCounts rescueMany(
+      String kind,
+      Collection<UUID> inFlight,
+      long epoch,
+      int maxRetries,
+      Duration retention,
+      Instant now) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_RESCUE_MANY)) {
+      OffsetDateTime ts = timestamp(now);
+      ps.setInt(1, maxRetries);
+      ps.setInt(2, maxRetries);
+      ps.setInt(3, maxRetries);
+      ps.setInt(4, maxRetries);
+      ps.setInt(5, maxRetries);
+      ps.setObject(6, ts);
+      ps.setInt(7, maxRetries);
+      ps.setObject(8, ts);
+      ps.setLong(9, retention.toSeconds());
+      ps.setObject(10, ts);
+      ps.setString(11, kind);
+      ps.setArray(12, c.createArrayOf("uuid", inFlight.toArray(UUID[]::new)));
+      ps.setLong(13, epoch);
+      int requeued = 0;
+      int failed = 0;
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          if (JobStatus.PENDING.dbValue().equals(rs.getString(1))) {
+            requeued++;
+          } else {
+            failed++;
+          }
+        }
+      }
+      return new RescueCounts(requeued, failed);
+    } catch (SQLException e) {
+      throw new IllegalStateException("JobRescueMany failed for kind " + kind, e);
+    }
+  }
+
+  /** Finished jobs of {@code kind} whose expiry has passed, at most {@code limit}. */
+  public List<Job> expiredMany(String kind, Instant now, int limit) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_GET_EXPIRED_MANY)) {
+      ps.setString(1, kind);
+      ps.setObject(2, timestamp(now));
+      ps.setInt(3, limit);
+      List<Job> expired = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          expired.add(readJob(rs));
+        }
+      }
+      return expired;
+    } catch (SQLException e) {
+      throw new IllegalStateException("JobGetExpiredMany failed for kind " + kind, e);
+    }
+  }
+
+  /** Deletes finished jobs; returns how many rows went. */
+  public int deleteMany(Collection<UUID> uids) {
+    return updateMany(JOB_DELETE_MANY, null, uids, "JobDeleteMany");
+  }
+
+  /** Moves the expiry of finished jobs to {@code until}. */
+  public int deferExpiryMany(Collection<UUID> uids, Instant until) {
+    return updateMany(JOB_DEFER_EXPIRY_MANY, until, uids, "JobDeferExpiryMany");
+  }
+
+  private int updateMany(String sql, Instant instant, Collection<UUID> uids, String name) {
+    if (uids.isEmpty()) {
+      return 0;
+    }
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      int index = 1;
+      if (instant != null) {
+        ps.setObject(index++, timestamp(instant));
+      }
+      Array array = c.createArrayOf("uuid", uids.toArray(UUID[]::new));
+      ps.setArray(index, array);
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new IllegalStateException(name + " failed", e);
+    }
+  }
+
+  private static Job readJob(ResultSet rs) throws SQLException {
+    Job job = new Job();
+    job.uid = rs.getObject(1, UUID.class);
+    job.kind = rs.getString(2);
+    job.status = JobStatus.fromDbValue(rs.getString(3)).orElseThrow();
+    job.ownerKind = rs.getString(4);
+    job.ownerId = rs.getString(5);
+    job.preferredName = rs.getString(6);
+    job.payload = JsonCodec.decode(rs.getString(7));
+    job.result = JsonCodec.decode(rs.getString(8));
+    job.error = rs.getString(9);
+    job.retryCount = rs.getInt(10);
+    job.createdAt = instant(rs, 11);
+    job.startedAt = instant(rs, 12);
+    job.completedAt = instant(rs, 13);
+    job.updatedAt = instant(rs, 14);
+    job.durationMs = rs.getObject(15, Long.class);
+    job.lastAccessedAt = instant(rs, 16);
+    job.expiresAt = instant(rs, 17);
+    job.bytesIn = rs.getObject(18, Long.class);
+    job.bytesOut = rs.getObject(19, Long.class);
+    job.itemCount = rs.getObject(20, Long.class);
+    return job;
+  }
+
+  private static Instant instant(ResultSet rs, int column) throws SQLException {
+    OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
+    return value == null ? null : value.toInstant();
+  }
+
+  private static OffsetDateTime timestamp(Instant instant) {
+    return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
+  }
+
+  /**
+   * What one rescue did.
+   *
+   * @param requeued rows put back to pending
+   * @param failed rows failed for having used up their retries
+   */
+  public record RescueCounts(int requeued, int failed) {}
+}

@@ -1,0 +1,172 @@
+package io.asyncjobs.engine;
+
+import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.lock.OwnerLock;
+import io.asyncjobs.settings.SettingsStore;
+import io.asyncjobs.time.Clock;
+import io.quarkus.arc.ClientProxy;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.quarkus.scheduler.Scheduled;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.Instance;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jboss.logging.Logger;
+
+/**
+ * Keeps the registry of services and drives them. Every {@link BaseService} bean is registered at
+ * start without extra code; {@link #register(BaseService)} adds hand-made ones. The scheduled
+ * {@link #tick()} calls {@link BaseService#supervise()} on each, and a failure in one service never
+ * stops the others or the next tick.
+ */
+@ApplicationScoped
+public class ServiceManager {
+
+  private static final Logger LOG = Logger.getLogger(ServiceManager.class);
+
+  private final Map<String, BaseService> services =
+      Collections.synchronizedMap(new LinkedHashMap<>());
+  private final Set<String> failing = ConcurrentHashMap.newKeySet();
+  private final JobsConfig config;
+  private final OwnerLock ownerLock;
+  private final EngineContext context;
+
+  ServiceManager(
+      JobsConfig config, OwnerLock ownerLock, JobStore store, SettingsStore settings, Clock clock) {
+    this.config = config;
+    this.ownerLock = ownerLock;
+    this.context =
+        new EngineContext(
+            store,
+            settings,
+            clock,
+            config.sweepBatchSize(),
+            config.cleanupRetryDelay(),
+            config.wakeUps());
+  }
+
+  void onStart(@Observes StartupEvent event, @Any Instance<BaseService> beans) {
+    for (BaseService service : beans) {
+      register(service);
+    }
+  }
+
+  void onStop(@Observes ShutdownEvent event) {
+    for (BaseService service : all()) {
+      service.stop();
+    }
+  }
+
+  /**
+   * Adds a service. A service disabled by {@code jobs.services.<name>.enabled} (or, for a kind off
+   * by default, not enabled there) is skipped.
+   *
+   * @return whether the service was registered
+   * @throws IllegalStateException when another service already has the name
+   */
+  public boolean register(BaseService bean) {
+    // The engine's wiring methods are package-private, which a client proxy in the kind's own
+    // package cannot forward; wire the instance behind the proxy.
+    BaseService service = ClientProxy.unwrap(bean);
+    String name = service.name();
+    boolean enabled =
+        Optional.ofNullable(config.services().get(name))
+            .flatMap(JobsConfig.ServiceOverrides::enabled)
+            .orElse(service.enabledByDefault());
+    if (!enabled) {
+      LOG.infof("Service %s is disabled", name);
+      return false;
+    }
+    synchronized (services) {
+      if (services.containsKey(name)) {
+        throw new IllegalStateException("two services are named " + name);
+      }
+      service.attachLock(ownerLock);
+      if (service instanceof JobService jobService) {
+        jobService.attach(context, context.settings().configured(name).maxConcurrent());
+      }
+      services.put(name, service);
+    }
+    LOG.infof("Registered service %s", name);
+    return true;
+  }
+
+  /** Removes a service and stops its threads; a no-op for an unknown name. */
+  void unregister(String name) {
+    BaseService removed = services.remove(name);
+    if (removed != null) {
+      removed.stop();
+    }
+  }
+
+  /** The registered service with this name. */
+  public Optional<BaseService> service(String name) {
+    return Optional.ofNullable(services.get(name));
+  }
+
+  /** The registered job service for a kind. */
+  public Optional<JobService> jobService(String kind) {
+    return service(kind).filter(JobService.class::isInstance).map(JobService.class::cast);
+  }
+
+  /** Every registered service, in registration order. */
+  public Collection<BaseService> all() {
+    synchronized (services) {
+      return List.copyOf(services.values());
+    }
+  }
+
+  /** Wakes the job service of {@code kind}, if one is registered. */
+  public void wake(String kind) {
+    jobService(kind).ifPresent(JobService::requestWake);
+  }
+
+  /** Wakes every job service. */
+  public void wakeAll() {
+    for (BaseService service : all()) {
+      if (service instanceof JobService jobService) {
+        jobService.requestWake();
+      }
+    }
+  }
+
+  /** The safety-net tick: supervises every service. Never overlaps itself. */
+  @Scheduled(
+      identity = "jobs-tick",
+      every = "${jobs.tick-interval}",
+      concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+  public void tick() {
+    for (BaseService service : all()) {
+      superviseSafely(service);
+    }
+  }
+
+  private void superviseSafely(BaseService service) {
+    String name = service.name();
+    try {
+      RunResult result = service.supervise();
+      if (result != null && !result.isEmpty()) {
+        LOG.debugf("%s: %s", name, result);
+      }
+      if (failing.remove(name)) {
+        LOG.infof("Service %s runs again", name);
+      }
+    } catch (RuntimeException e) {
+      // Log the first failure of a streak with its stack; repeat failures only at debug level.
+      if (failing.add(name)) {
+        LOG.errorf(e, "Service %s failed its run; retrying every tick", name);
+      } else {
+        LOG.debugf(e, "Service %s failed again", name);
+      }
+    }
+  }
+}

@@ -1,0 +1,45 @@
+package io.asyncjobs.settings;
+
+import io.asyncjobs.config.ServiceSettings;
+import java.time.Duration;
+
+/**
+ * Run-time overrides of one service's settings, as an admin stored them. A null field keeps the
+ * configured value.
+ *
+ * @param retentionSeconds seconds a finished job is kept, at least 1
+ * @param maxConcurrent jobs processed at once, 1 to 256
+ * @param jobTimeoutSeconds seconds one job may run, at least 1
+ * @param maxRetries recoveries before a vanished job is failed, 0 to 100
+ */
+public record SettingsOverride(
+    Long retentionSeconds, Integer maxConcurrent, Long jobTimeoutSeconds, Integer maxRetries) {
+
+  /** No overrides at all. */
+  public static final SettingsOverride NONE = new SettingsOverride(null, null, null, null);
+
+  /** Checks every range; a caller can fix what the message names. */
+  public SettingsOverride {
+    if (retentionSeconds != null && retentionSeconds < 1) {
+      throw new IllegalArgumentException("retention_seconds must be at least 1");
+    }
+    if (maxConcurrent != null && (maxConcurrent < 1 || maxConcurrent > 256)) {
+      throw new IllegalArgumentException("max_concurrent must be between 1 and 256");
+    }
+    if (jobTimeoutSeconds != null && jobTimeoutSeconds < 1) {
+      throw new IllegalArgumentException("job_timeout_seconds must be at least 1");
+    }
+    if (maxRetries != null && (maxRetries < 0 || maxRetries > 100)) {
+      throw new IllegalArgumentException("max_retries must be between 0 and 100");
+    }
+  }
+
+  /** {@code base} with these overrides applied. */
+  public ServiceSettings applyTo(ServiceSettings base) {
+    return new ServiceSettings(
+        retentionSeconds == null ? base.retention() : Duration.ofSeconds(retentionSeconds),
+        maxConcurrent == null ? base.maxConcurrent() : maxConcurrent,
+        jobTimeoutSeconds == null ? base.jobTimeout() : Duration.ofSeconds(jobTimeoutSeconds),
+        maxRetries == null ? base.maxRetries() : maxRetries);
+  }
+}

@@ -1,0 +1,110 @@
+package io.asyncjobs.settings;
+
+import io.agroal.api.AgroalDataSource;
+import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.config.ServiceSettings;
+import io.asyncjobs.time.Clock;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+
+/**
+ * Per-service settings: the configured ones with an admin's run-time overrides applied. The
+ * overrides live in the {@code service_settings} table, so every replica sees the same values and
+ * the owner picks up a change on its next tick.
+ */
+@ApplicationScoped
+public class SettingsStore {
+
+  /** SettingsGetOne: the stored overrides of one service. */
+  private static final String SETTINGS_GET_ONE =
+      """
+      SELECT retention_seconds, max_concurrent, job_timeout_seconds, max_retries
+        FROM service_settings
+       WHERE service = ?
+      """;
+
+  /** SettingsUpsert: replaces every override of one service (null clears one). */
+  private static final String SETTINGS_UPSERT =
+      """
+      INSERT INTO service_settings AS s
+             (service, retention_seconds, max_concurrent, job_timeout_seconds, max_retries, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?)
+      ON CONFLICT (service) DO UPDATE
+         SET retention_seconds = EXCLUDED.retention_seconds,
+             max_concurrent = EXCLUDED.max_concurrent,
+             job_timeout_seconds = EXCLUDED.job_timeout_seconds,
+             max_retries = EXCLUDED.max_retries,
+             updated_at = EXCLUDED.updated_at
+      """;
+
+  private final AgroalDataSource dataSource;
+  private final JobsConfig config;
+  private final Clock clock;
+
+  SettingsStore(AgroalDataSource dataSource, JobsConfig config, Clock clock) {
+    this.dataSource = dataSource;
+    this.config = config;
+    this.clock = clock;
+  }
+
+  /** The settings from configuration alone, before any run-time override. */
+  public ServiceSettings configured(String service) {
+    return ServiceSettings.fromConfig(config, service);
+  }
+
+  /** The settings in force: configuration with the stored overrides applied. */
+  public ServiceSettings effective(String service) {
+    return overrides(service).applyTo(configured(service));
+  }
+
+  /** The stored overrides of a service; {@link SettingsOverride#NONE} when it has none. */
+  public SettingsOverride overrides(String service) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(SETTINGS_GET_ONE)) {
+      ps.setString(1, service);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return SettingsOverride.NONE;
+        }
+        return new SettingsOverride(
+            rs.getObject(1, Long.class),
+            rs.getObject(2, Integer.class),
+            rs.getObject(3, Long.class),
+            rs.getObject(4, Integer.class));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not read the settings of " + service, e);
+    }
+  }
+
+  /** Replaces the stored overrides of a service; they apply from the owner's next tick. */
+  public void update(String service, SettingsOverride override) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(SETTINGS_UPSERT)) {
+      ps.setString(1, service);
+      setNullable(ps, 2, override.retentionSeconds(), Types.BIGINT);
+      setNullable(ps, 3, override.maxConcurrent(), Types.INTEGER);
+      setNullable(ps, 4, override.jobTimeoutSeconds(), Types.BIGINT);
+      setNullable(ps, 5, override.maxRetries(), Types.INTEGER);
+      ps.setObject(6, OffsetDateTime.ofInstant(clock.now(), ZoneOffset.UTC));
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not store the settings of " + service, e);
+    }
+  }
+
+  private static void setNullable(PreparedStatement ps, int index, Object value, int type)
+      throws SQLException {
+    if (value == null) {
+      ps.setNull(index, type);
+    } else {
+      ps.setObject(index, value);
+    }
+  }
+}

@@ -1,0 +1,148 @@
+package io.asyncjobs.engine;
+
+import io.asyncjobs.queue.Job;
+import jakarta.inject.Singleton;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A job kind the tests steer: a job whose payload has {@code block: true} waits in {@code process}
+ * until the test releases it; {@code fail} makes it throw; {@code result} is returned as is. It
+ * records the order jobs started in, the most that ran at once, interrupts and cleanups.
+ */
+@Singleton // no client proxy: the tests read its fields directly
+public class ControlledService extends JobService {
+
+  final BlockingQueue<UUID> started = new LinkedBlockingQueue<>();
+  final List<UUID> startOrder = Collections.synchronizedList(new ArrayList<>());
+  final Set<UUID> interrupted = ConcurrentHashMap.newKeySet();
+  final List<UUID> cleanups = Collections.synchronizedList(new ArrayList<>());
+  final Set<UUID> failingCleanups = ConcurrentHashMap.newKeySet();
+  final AtomicInteger active = new AtomicInteger();
+  final AtomicInteger maxActive = new AtomicInteger();
+  volatile CleanupObserver cleanupObserver = job -> {};
+  private final Map<UUID, CountDownLatch> gates = new ConcurrentHashMap<>();
+  private volatile boolean releaseAll;
+
+  /** Sees each cleanup call before it returns. */
+  interface CleanupObserver {
+    void onCleanup(Job job);
+  }
+
+  @Override
+  public String kind() {
+    return "controlled";
+  }
+
+  @Override
+  public String title() {
+    return "Controlled by tests";
+  }
+
+  @Override
+  protected Map<String, Object> process(Job job) throws Exception {
+    int now = active.incrementAndGet();
+    maxActive.accumulateAndGet(now, Math::max);
+    startOrder.add(job.uid);
+    started.add(job.uid);
+    try {
+      if (Boolean.TRUE.equals(job.payload.get("block")) && !releaseAll) {
+        awaitGate(job);
+      }
+      if (job.payload.get("fail") instanceof String message) {
+        throw new IllegalStateException(message);
+      }
+      @SuppressWarnings("unchecked")
+      Map<String, Object> result = (Map<String, Object>) job.payload.get("result");
+      return result == null ? Map.of() : result;
+    } catch (InterruptedException e) {
+      interrupted.add(job.uid);
+      throw e;
+    } finally {
+      active.decrementAndGet();
+    }
+  }
+
+  @Override
+  protected void cleanup(Job job) {
+    cleanupObserver.onCleanup(job);
+    cleanups.add(job.uid);
+    if (failingCleanups.contains(job.uid)) {
+      throw new IllegalStateException("disk on fire");
+    }
+  }
+
+  private void awaitGate(Job job) throws InterruptedException {
+    try {
+      if (!gate(job.uid).await(60, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("test never released job " + job.uid);
+      }
+    } catch (InterruptedException e) {
+      if (!Boolean.TRUE.equals(job.payload.get("ignore_interrupt"))) {
+        throw e;
+      }
+      interrupted.add(job.uid);
+      // A job that does not honour interrupts: it goes on until released.
+      while (true) {
+        try {
+          gate(job.uid).await();
+          return;
+        } catch (InterruptedException again) {
+          // keep waiting
+        }
+      }
+    }
+  }
+
+  /** Waits until the task of a job has returned. */
+  void awaitReturned(UUID uid) throws InterruptedException {
+    if (!awaitTask(uid, Duration.ofSeconds(5))) {
+      throw new AssertionError("job " + uid + " did not return within 5 s");
+    }
+  }
+
+  /** Lets a blocked job finish. */
+  void release(UUID uid) {
+    gate(uid).countDown();
+  }
+
+  /** The next job to start, waiting up to five seconds. */
+  UUID nextStarted() throws InterruptedException {
+    UUID uid = started.poll(5, TimeUnit.SECONDS);
+    if (uid == null) {
+      throw new AssertionError("no job started within 5 s");
+    }
+    return uid;
+  }
+
+  /** Releases everything, waits for the threads, forgets what was recorded. */
+  void reset() throws InterruptedException {
+    releaseAll = true;
+    gates.values().forEach(CountDownLatch::countDown);
+    awaitTasks(Duration.ofSeconds(10));
+    releaseAll = false;
+    gates.clear();
+    started.clear();
+    startOrder.clear();
+    interrupted.clear();
+    cleanups.clear();
+    failingCleanups.clear();
+    maxActive.set(0);
+    cleanupObserver = job -> {};
+  }
+
+  private CountDownLatch gate(UUID uid) {
+    return gates.computeIfAbsent(uid, u -> new CountDownLatch(1));
+  }
+}

@@ -1,0 +1,57 @@
+package io.asyncjobs.kinds.noop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.testing.Database;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+@QuarkusTest
+class NoopServiceTest {
+
+  @Inject NoopService noop;
+  @Inject JobQueue queue;
+  @Inject Database db;
+
+  @Test
+  void shouldSucceedSleepOrFailAsThePayloadSays() throws Exception {
+    db.clearJobs();
+    UUID quick = queue.enqueue("noop", Map.of(), null, null, null);
+    UUID sleepy = queue.enqueue("noop", Map.of("sleep_ms", 30), null, null, null);
+    UUID failing = queue.enqueue("noop", Map.of("fail", "as asked"), null, null, null);
+
+    assertThat(noop.runOnce().claimed()).isEqualTo(3);
+    assertThat(noop.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    noop.runOnce();
+
+    Job quickJob = queue.getJob(quick).orElseThrow();
+    assertThat(quickJob.status).isEqualTo(JobStatus.DONE);
+    assertThat(quickJob.result).containsEntry("slept_ms", 0);
+    assertThat(quickJob.itemCount).isEqualTo(1L);
+    Job sleepyJob = queue.getJob(sleepy).orElseThrow();
+    assertThat(sleepyJob.status).isEqualTo(JobStatus.DONE);
+    assertThat(sleepyJob.result).containsEntry("slept_ms", 30);
+    Job failedJob = queue.getJob(failing).orElseThrow();
+    assertThat(failedJob.status).isEqualTo(JobStatus.FAILED);
+    assertThat(failedJob.error).isEqualTo("IllegalStateException: as asked");
+  }
+
+  @Test
+  void shouldRejectASleepThatIsNotAWholeNumberInRange() {
+    assertThatThrownBy(() -> NoopService.sleepMs(Map.of("sleep_ms", "soon")))
+        .hasMessageContaining("whole number");
+    assertThatThrownBy(() -> NoopService.sleepMs(Map.of("sleep_ms", 1.5)))
+        .hasMessageContaining("whole number");
+    assertThatThrownBy(() -> NoopService.sleepMs(Map.of("sleep_ms", -1)))
+        .hasMessageContaining("between");
+    assertThat(NoopService.sleepMs(Map.of("sleep_ms", 10))).isEqualTo(10);
+  }
+}
