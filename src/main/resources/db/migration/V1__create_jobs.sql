@@ -46,8 +46,12 @@ COMMENT ON COLUMN jobs.bytes_in IS 'Bytes the job read, as reported by its kind.
 COMMENT ON COLUMN jobs.bytes_out IS 'Bytes the job wrote, as reported by its kind.';
 COMMENT ON COLUMN jobs.item_count IS 'Items (files, pages, hits) the job handled, as reported by its kind.';
 
-CREATE INDEX jobs_kind_status_idx ON jobs (kind, status);
+-- (kind, status) lookups; uid as the last key hands back each (kind, status) group in uid order,
+-- so the claim and per-kind listings never sort, whatever the planner believes about row counts.
+CREATE INDEX jobs_kind_status_idx ON jobs (kind, status, uid);
 CREATE INDEX jobs_owner_idx ON jobs (owner_kind, owner_id);
-CREATE INDEX jobs_expires_at_idx ON jobs (expires_at);
+-- Only finished jobs are ever swept, so only their expiry is indexed: enqueues and claims,
+-- the hot writes, skip this index entirely.
+CREATE INDEX jobs_expires_at_idx ON jobs (expires_at) WHERE status IN ('done', 'failed');
 -- Serves the claim: the oldest pending jobs of one kind, in uid (creation) order.
 CREATE INDEX jobs_pending_claim_idx ON jobs (kind, uid) WHERE status = 'pending';

@@ -48,6 +48,23 @@ public abstract class JobService extends BaseService {
 
   private final Semaphore wakeSignal = new Semaphore(0);
 
+  /** Longest a wake-up waits for running tasks to finish alongside those already finished. */
+  private static final long LINGER_NANOS = TimeUnit.MICROSECONDS.toNanos(300);
+
+  /** Smaller than every job id: the wake-up claim cursor before anything was claimed. */
+  private static final UUID NO_CURSOR = new UUID(0, 0);
+
+  /**
+   * The newest uid claimed under {@link #cursorEpoch}. Wake-ups claim after it; the tick claims
+   * from the head of the queue and so also takes older jobs that became pending again.
+   */
+  private UUID claimCursor = NO_CURSOR;
+
+  private long cursorEpoch;
+
+  /** The settings the last {@link #runOnce()} read; wake-ups use them between ticks. */
+  private volatile ServiceSettings lastSettings;
+
   private volatile EngineContext context;
   private volatile WorkerPool pool;
   private volatile Thread waker;
@@ -87,6 +104,7 @@ public abstract class JobService extends BaseService {
     try {
       Instant now = ctx.clock().now();
       ServiceSettings settings = ctx.settings().effective(kind());
+      lastSettings = settings;
       long epoch = ownerLock().epoch();
       Reaped reaped = reap(settings, now);
       JobStore.RescueCounts rescued = recoverOrphans(settings, epoch, now);
@@ -107,6 +125,58 @@ public abstract class JobService extends BaseService {
         LOG.debugf("%s: %s", kind(), result);
       }
       return result;
+    } finally {
+      runLock.unlock();
+    }
+  }
+
+  /**
+   * The wake-up path, run when a job of this kind was enqueued or one of its tasks finished: reap
+   * and refill only, in one statement, with the settings of the last tick. Orphans and expired jobs
+   * do not appear between ticks in a way that needs an immediate answer, so the tick alone handles
+   * them.
+   */
+  TickResult wakeOnce() {
+    EngineContext ctx = requireContext();
+    runLock.lock();
+    try {
+      ServiceSettings settings = lastSettings;
+      if (settings == null) {
+        settings = ctx.settings().effective(kind());
+        lastSettings = settings;
+      }
+      Instant now = ctx.clock().now();
+      long epoch = ownerLock().epoch();
+      Reaped reaped = collectFinished(settings, now);
+      List<Completion> current = reaped.byEpoch.remove(epoch);
+      for (Map.Entry<Long, List<Completion>> older : reaped.byEpoch.entrySet()) {
+        Set<UUID> written =
+            ctx.store().completeMany(older.getValue(), older.getKey(), settings.retention());
+        reaped.tally(older.getValue(), written, older.getKey());
+      }
+      int capacity = freeSlots(settings);
+      UUID after = cursor(epoch);
+      List<Job> claimed;
+      if (current == null) {
+        claimed =
+            capacity > 0 ? ctx.store().claimMany(kind(), capacity, epoch, now, after) : List.of();
+      } else {
+        JobStore.CompleteAndClaim both =
+            ctx.store()
+                .completeAndClaimMany(
+                    kind(),
+                    current,
+                    epoch,
+                    settings.retention(),
+                    Math.max(0, capacity),
+                    now,
+                    after);
+        reaped.tally(current, both.written(), epoch);
+        claimed = both.claimed();
+      }
+      start(claimed, epoch, now);
+      return new TickResult(
+          reaped.done, reaped.failed, reaped.timedOut, reaped.fenced, 0, 0, claimed.size(), 0, 0);
     } finally {
       runLock.unlock();
     }
@@ -175,8 +245,23 @@ public abstract class JobService extends BaseService {
   // ---- step 1: reap ----------------------------------------------------------------------
 
   private Reaped reap(ServiceSettings settings, Instant now) {
-    Map<Long, List<Completion>> byEpoch = new HashMap<>();
-    int timedOutNow = 0;
+    Reaped reaped = collectFinished(settings, now);
+    for (Map.Entry<Long, List<Completion>> group : reaped.byEpoch.entrySet()) {
+      Set<UUID> written =
+          requireContext()
+              .store()
+              .completeMany(group.getValue(), group.getKey(), settings.retention());
+      reaped.tally(group.getValue(), written, group.getKey());
+    }
+    return reaped;
+  }
+
+  /**
+   * Takes finished tasks, and tasks past their timeout (interrupting them), out of the in-flight
+   * map, grouped by the epoch their rows were claimed under.
+   */
+  private Reaped collectFinished(ServiceSettings settings, Instant now) {
+    Reaped reaped = new Reaped();
     for (Iterator<Task> it = inFlight.values().iterator(); it.hasNext(); ) {
       Task task = it.next();
       Completion completion;
@@ -185,7 +270,7 @@ public abstract class JobService extends BaseService {
       } else if (Duration.between(task.startedAt, now).compareTo(settings.jobTimeout()) > 0) {
         task.future.cancel(true);
         timedOut.add(task);
-        timedOutNow++;
+        reaped.timedOut++;
         completion =
             Completion.failed(
                 task.job.uid,
@@ -196,27 +281,7 @@ public abstract class JobService extends BaseService {
         continue;
       }
       it.remove();
-      byEpoch.computeIfAbsent(task.epoch, e -> new ArrayList<>()).add(completion);
-    }
-    Reaped reaped = new Reaped();
-    reaped.timedOut = timedOutNow;
-    for (Map.Entry<Long, List<Completion>> group : byEpoch.entrySet()) {
-      List<Completion> completions = group.getValue();
-      Set<UUID> written =
-          requireContext().store().completeMany(completions, group.getKey(), settings.retention());
-      for (Completion c : completions) {
-        if (!written.contains(c.uid())) {
-          reaped.fenced++;
-          LOG.warnf(
-              "%s: outcome of job %s not written: the job is no longer running under epoch %d"
-                  + " (a newer owner holds it)",
-              kind(), c.uid(), group.getKey());
-        } else if (c.status() == JobStatus.DONE) {
-          reaped.done++;
-        } else {
-          reaped.failed++;
-        }
-      }
+      reaped.byEpoch.computeIfAbsent(task.epoch, e -> new ArrayList<>()).add(completion);
     }
     return reaped;
   }
@@ -240,20 +305,42 @@ public abstract class JobService extends BaseService {
   // ---- step 3: refill --------------------------------------------------------------------
 
   private int refill(ServiceSettings settings, long epoch, Instant now) {
-    WorkerPool workers = pool;
-    workers.resize(settings.maxConcurrent());
-    timedOut.removeIf(task -> task.returned);
-    int capacity = settings.maxConcurrent() - inFlight.size() - timedOut.size();
+    pool.resize(settings.maxConcurrent());
+    int capacity = freeSlots(settings);
     if (capacity <= 0) {
       return 0;
     }
-    List<Job> claimed = requireContext().store().claimMany(kind(), capacity, epoch, now);
+    List<Job> claimed = requireContext().store().claimMany(kind(), capacity, epoch, now, null);
+    start(claimed, epoch, now);
+    return claimed.size();
+  }
+
+  /** Slots not held by an in-flight task or by a timed-out one whose thread has not returned. */
+  private int freeSlots(ServiceSettings settings) {
+    timedOut.removeIf(task -> task.returned);
+    return settings.maxConcurrent() - inFlight.size() - timedOut.size();
+  }
+
+  /** The wake-up claim cursor for {@code epoch}; a new epoch starts from the head again. */
+  private UUID cursor(long epoch) {
+    if (epoch != cursorEpoch) {
+      cursorEpoch = epoch;
+      claimCursor = NO_CURSOR;
+    }
+    return claimCursor;
+  }
+
+  private void start(List<Job> claimed, long epoch, Instant now) {
+    WorkerPool workers = pool;
     for (Job job : claimed) {
+      // uuids order as unsigned bytes in PostgreSQL, which is the order of their text.
+      if (epoch == cursorEpoch && job.uid.toString().compareTo(claimCursor.toString()) > 0) {
+        claimCursor = job.uid;
+      }
       Task task = new Task(job, now, epoch);
       inFlight.put(job.uid, task);
       task.future = workers.submit(() -> run(task));
     }
-    return claimed.size();
   }
 
   private Map<String, Object> run(Task task) throws Exception {
@@ -326,13 +413,41 @@ public abstract class JobService extends BaseService {
     while (!Thread.currentThread().isInterrupted()) {
       try {
         wakeSignal.acquire();
+        lingerForStragglers();
         wakeSignal.drainPermits();
-        supervise();
+        if (ownerLock().isOwner()) {
+          wakeOnce();
+        }
       } catch (InterruptedException e) {
         return;
       } catch (RuntimeException e) {
         LOG.errorf(e, "%s: run after a wake-up failed; the next tick retries", kind());
       }
+    }
+  }
+
+  /**
+   * When some tasks have finished and others are still running, waits a moment (at most {@link
+   * #LINGER_NANOS}) for the rest, so that one statement writes them all instead of one statement
+   * per task. A wake-up with nothing finished (an enqueue) does not wait.
+   */
+  private void lingerForStragglers() throws InterruptedException {
+    long deadline = System.nanoTime() + LINGER_NANOS;
+    while (true) {
+      int finished = 0;
+      int running = 0;
+      for (Task task : inFlight.values()) {
+        if (task.returned) {
+          finished++;
+        } else {
+          running++;
+        }
+      }
+      long left = deadline - System.nanoTime();
+      if (finished == 0 || running == 0 || left <= 0) {
+        return;
+      }
+      wakeSignal.tryAcquire(left, TimeUnit.NANOSECONDS);
     }
   }
 
@@ -382,11 +497,30 @@ public abstract class JobService extends BaseService {
     }
   }
 
-  private static final class Reaped {
+  /** Outcomes taken from the in-flight map, and what became of them. */
+  private final class Reaped {
+    final Map<Long, List<Completion>> byEpoch = new HashMap<>();
     int done;
     int failed;
     int timedOut;
     int fenced;
+
+    /** Counts what was written; a missing uid was fenced off by a newer owner. */
+    void tally(List<Completion> completions, Set<UUID> written, long epoch) {
+      for (Completion c : completions) {
+        if (!written.contains(c.uid())) {
+          fenced++;
+          LOG.warnf(
+              "%s: outcome of job %s not written: the job is no longer running under epoch %d"
+                  + " (a newer owner holds it)",
+              kind(), c.uid(), epoch);
+        } else if (c.status() == JobStatus.DONE) {
+          done++;
+        } else {
+          failed++;
+        }
+      }
+    }
   }
 
   private static final class Swept {

@@ -37,19 +37,30 @@ public class JobStore {
   /**
    * JobClaimMany: the oldest pending jobs of a kind become running under this owner's epoch. One
    * statement; SKIP LOCKED lets a concurrent claimer (a stale owner) take other rows instead of
-   * waiting, and the partial index on pending rows serves the inner query.
+   * waiting. The partial index on pending rows serves the inner query. The uids are collected into
+   * an array first so that the outer update looks them up by primary key whatever row count the
+   * planner guesses for a LIMIT parameter.
    */
   private static final String JOB_CLAIM_MANY =
       """
       UPDATE jobs
          SET status = 'running', started_at = ?, updated_at = ?, epoch = ?
-       WHERE uid IN (SELECT uid FROM jobs
-                      WHERE kind = ? AND status = 'pending'
-                      ORDER BY uid
-                      LIMIT ?
-                      FOR UPDATE SKIP LOCKED)
+       WHERE uid = ANY (ARRAY(SELECT uid FROM jobs
+                               WHERE kind = ? AND status = 'pending'
+                               ORDER BY uid
+                               LIMIT ?
+                               FOR UPDATE SKIP LOCKED))
       RETURNING\s"""
           + JOB_COLUMNS;
+
+  /**
+   * JobClaimManyAfter: JobClaimMany for pending jobs newer than a cursor, the newest uid this owner
+   * already claimed. Within a burst the head of the queue is a run of rows that just stopped being
+   * pending; starting after the cursor skips it in one index descent, whichever index the planner
+   * picks. Older pending rows (recovered orphans) are left to the tick's plain JobClaimMany.
+   */
+  private static final String JOB_CLAIM_MANY_AFTER =
+      JOB_CLAIM_MANY.replace("AND status = 'pending'", "AND status = 'pending' AND uid > ?");
 
   /**
    * JobCompleteMany: writes the outcomes of finished tasks. A row is written only while it is still
@@ -76,6 +87,20 @@ public class JobStore {
        WHERE j.uid = c.uid AND j.status = 'running' AND j.epoch = ?
       RETURNING j.uid
       """;
+
+  /**
+   * JobCompleteAndClaimMany: JobCompleteMany and JobClaimManyAfter in one statement, for the
+   * wake-up path: one round trip and one commit hand back finished slots and fill them again. The
+   * two updates touch disjoint rows (running and pending). The first column holds the uids whose
+   * outcome was written; each row carries one claimed job (all null when none was claimed).
+   */
+  private static final String JOB_COMPLETE_AND_CLAIM_MANY =
+      "WITH completed AS ("
+          + JOB_COMPLETE_MANY.strip()
+          + "), claimed AS ("
+          + JOB_CLAIM_MANY_AFTER.strip()
+          + ") SELECT (SELECT array_agg(uid) FROM completed) AS completed, k.*"
+          + " FROM (SELECT 1) AS one LEFT JOIN claimed AS k ON true";
 
   /**
    * JobRescueMany: running rows of a kind that no task of this process works on were left by an
@@ -125,27 +150,34 @@ public class JobStore {
     this.dataSource = dataSource;
   }
 
-  /** Claims up to {@code limit} pending jobs of {@code kind}, oldest first. */
-  public List<Job> claimMany(String kind, int limit, long epoch, Instant now) {
+  /**
+   * Claims up to {@code limit} pending jobs of {@code kind}, oldest first.
+   *
+   * @param after only jobs with a larger uid, or null for all
+   */
+  public List<Job> claimMany(String kind, int limit, long epoch, Instant now, UUID after) {
     if (limit <= 0) {
       return List.of();
     }
     try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_CLAIM_MANY)) {
-      ps.setObject(1, timestamp(now));
-      ps.setObject(2, timestamp(now));
-      ps.setLong(3, epoch);
-      ps.setString(4, kind);
-      ps.setInt(5, limit);
+        PreparedStatement ps =
+            c.prepareStatement(after == null ? JOB_CLAIM_MANY : JOB_CLAIM_MANY_AFTER)) {
+      int next = 1;
+      ps.setObject(next++, timestamp(now));
+      ps.setObject(next++, timestamp(now));
+      ps.setLong(next++, epoch);
+      ps.setString(next++, kind);
+      if (after != null) {
+        ps.setObject(next++, after);
+      }
+      ps.setInt(next, limit);
       List<Job> claimed = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          claimed.add(readJob(rs));
+          claimed.add(readJob(rs, 0));
         }
       }
-      // RETURNING has no order; PostgreSQL orders uuids as unsigned bytes, as their text does.
-      claimed.sort(Comparator.comparing(j -> j.uid.toString()));
-      return claimed;
+      return inUidOrder(claimed);
     } catch (SQLException e) {
       throw new IllegalStateException("JobClaimMany failed for kind " + kind, e);
     }
@@ -161,6 +193,71 @@ public class JobStore {
     if (completions.isEmpty()) {
       return Set.of();
     }
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_COMPLETE_MANY)) {
+      bindCompletions(c, ps, completions, epoch, retention);
+      Set<UUID> written = new HashSet<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          written.add(rs.getObject(1, UUID.class));
+        }
+      }
+      return written;
+    } catch (SQLException e) {
+      throw new IllegalStateException("JobCompleteMany failed", e);
+    }
+  }
+
+  /**
+   * Writes finished tasks' outcomes and claims up to {@code limit} pending jobs with a uid larger
+   * than {@code after}, in one statement.
+   */
+  public CompleteAndClaim completeAndClaimMany(
+      String kind,
+      Collection<Completion> completions,
+      long epoch,
+      Duration retention,
+      int limit,
+      Instant now,
+      UUID after) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_COMPLETE_AND_CLAIM_MANY)) {
+      int next = bindCompletions(c, ps, completions, epoch, retention);
+      ps.setObject(next++, timestamp(now));
+      ps.setObject(next++, timestamp(now));
+      ps.setLong(next++, epoch);
+      ps.setString(next++, kind);
+      ps.setObject(next++, after);
+      ps.setInt(next, limit);
+      Set<UUID> written = new HashSet<>();
+      List<Job> claimed = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Array completed = rs.getArray(1);
+          if (written.isEmpty() && completed != null) {
+            for (Object uid : (Object[]) completed.getArray()) {
+              written.add((UUID) uid);
+            }
+          }
+          if (rs.getObject(2) != null) {
+            claimed.add(readJob(rs, 1));
+          }
+        }
+      }
+      return new CompleteAndClaim(written, inUidOrder(claimed));
+    } catch (SQLException e) {
+      throw new IllegalStateException("JobCompleteAndClaimMany failed for kind " + kind, e);
+    }
+  }
+
+  /** Binds JobCompleteMany's parameters; returns the index of the next parameter. */
+  private static int bindCompletions(
+      Connection c,
+      PreparedStatement ps,
+      Collection<Completion> completions,
+      long epoch,
+      Duration retention)
+      throws SQLException {
     int n = completions.size();
     UUID[] uids = new UUID[n];
     String[] statuses = new String[n];
@@ -184,29 +281,18 @@ public class JobStore {
       items[i] = done.stat("item_count");
       i++;
     }
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_COMPLETE_MANY)) {
-      ps.setLong(1, retention.toSeconds());
-      ps.setArray(2, c.createArrayOf("uuid", uids));
-      ps.setArray(3, c.createArrayOf("text", statuses));
-      ps.setArray(4, c.createArrayOf("text", results));
-      ps.setArray(5, c.createArrayOf("text", errors));
-      ps.setArray(6, c.createArrayOf("timestamptz", completedAt));
-      ps.setArray(7, c.createArrayOf("bigint", durations));
-      ps.setArray(8, c.createArrayOf("bigint", bytesIn));
-      ps.setArray(9, c.createArrayOf("bigint", bytesOut));
-      ps.setArray(10, c.createArrayOf("bigint", items));
-      ps.setLong(11, epoch);
-      Set<UUID> written = new HashSet<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          written.add(rs.getObject(1, UUID.class));
-        }
-      }
-      return written;
-    } catch (SQLException e) {
-      throw new IllegalStateException("JobCompleteMany failed", e);
-    }
+    ps.setLong(1, retention.toSeconds());
+    ps.setArray(2, c.createArrayOf("uuid", uids));
+    ps.setArray(3, c.createArrayOf("text", statuses));
+    ps.setArray(4, c.createArrayOf("text", results));
+    ps.setArray(5, c.createArrayOf("text", errors));
+    ps.setArray(6, c.createArrayOf("timestamptz", completedAt));
+    ps.setArray(7, c.createArrayOf("bigint", durations));
+    ps.setArray(8, c.createArrayOf("bigint", bytesIn));
+    ps.setArray(9, c.createArrayOf("bigint", bytesOut));
+    ps.setArray(10, c.createArrayOf("bigint", items));
+    ps.setLong(11, epoch);
+    return 12;
   }
 
   /**
@@ -264,7 +350,7 @@ public class JobStore {
       List<Job> expired = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          expired.add(readJob(rs));
+          expired.add(readJob(rs, 0));
         }
       }
       return expired;
@@ -301,29 +387,36 @@ public class JobStore {
     }
   }
 
-  private static Job readJob(ResultSet rs) throws SQLException {
+  /** Reads a job whose {@link #JOB_COLUMNS} start after {@code offset} columns. */
+  private static Job readJob(ResultSet rs, int offset) throws SQLException {
     Job job = new Job();
-    job.uid = rs.getObject(1, UUID.class);
-    job.kind = rs.getString(2);
-    job.status = JobStatus.fromDbValue(rs.getString(3)).orElseThrow();
-    job.ownerKind = rs.getString(4);
-    job.ownerId = rs.getString(5);
-    job.preferredName = rs.getString(6);
-    job.payload = JsonCodec.decode(rs.getString(7));
-    job.result = JsonCodec.decode(rs.getString(8));
-    job.error = rs.getString(9);
-    job.retryCount = rs.getInt(10);
-    job.createdAt = instant(rs, 11);
-    job.startedAt = instant(rs, 12);
-    job.completedAt = instant(rs, 13);
-    job.updatedAt = instant(rs, 14);
-    job.durationMs = rs.getObject(15, Long.class);
-    job.lastAccessedAt = instant(rs, 16);
-    job.expiresAt = instant(rs, 17);
-    job.bytesIn = rs.getObject(18, Long.class);
-    job.bytesOut = rs.getObject(19, Long.class);
-    job.itemCount = rs.getObject(20, Long.class);
+    job.uid = rs.getObject(offset + 1, UUID.class);
+    job.kind = rs.getString(offset + 2);
+    job.status = JobStatus.fromDbValue(rs.getString(offset + 3)).orElseThrow();
+    job.ownerKind = rs.getString(offset + 4);
+    job.ownerId = rs.getString(offset + 5);
+    job.preferredName = rs.getString(offset + 6);
+    job.payload = JsonCodec.decode(rs.getString(offset + 7));
+    job.result = JsonCodec.decode(rs.getString(offset + 8));
+    job.error = rs.getString(offset + 9);
+    job.retryCount = rs.getInt(offset + 10);
+    job.createdAt = instant(rs, offset + 11);
+    job.startedAt = instant(rs, offset + 12);
+    job.completedAt = instant(rs, offset + 13);
+    job.updatedAt = instant(rs, offset + 14);
+    job.durationMs = rs.getObject(offset + 15, Long.class);
+    job.lastAccessedAt = instant(rs, offset + 16);
+    job.expiresAt = instant(rs, offset + 17);
+    job.bytesIn = rs.getObject(offset + 18, Long.class);
+    job.bytesOut = rs.getObject(offset + 19, Long.class);
+    job.itemCount = rs.getObject(offset + 20, Long.class);
     return job;
+  }
+
+  /** RETURNING has no order; PostgreSQL orders uuids as unsigned bytes, as their text does. */
+  private static List<Job> inUidOrder(List<Job> jobs) {
+    jobs.sort(Comparator.comparing(j -> j.uid.toString()));
+    return jobs;
   }
 
   private static Instant instant(ResultSet rs, int column) throws SQLException {
@@ -334,6 +427,14 @@ public class JobStore {
   private static OffsetDateTime timestamp(Instant instant) {
     return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
   }
+
+  /**
+   * What one JobCompleteAndClaimMany did.
+   *
+   * @param written uids whose outcome was written
+   * @param claimed the jobs claimed, oldest first
+   */
+  public record CompleteAndClaim(Set<UUID> written, List<Job> claimed) {}
 
   /**
    * What one rescue did.

@@ -42,10 +42,27 @@ public class JobQueue {
   public static final int MAX_BATCH = 10_000;
 
   /**
-   * JobInsertMany: adds pending jobs in array order and, in the same statement, notifies the owner
-   * (delivered when the transaction commits). One round trip, so an enqueue costs little more than
-   * a bare INSERT.
+   * Wakes the owner, but only when no older job of the kind is already waiting: then the owner may
+   * be idle. When one is waiting, the owner is busy with that kind and claims more as its tasks
+   * finish, so a notification would only add a global lock and a signal per commit under load. The
+   * scheduled tick covers the rare race between this check and the owner's claim.
    */
+  private static final String NOTIFY_IF_QUEUE_WAS_EMPTY =
+      " SELECT pg_notify('"
+          + EnqueueListener.CHANNEL
+          + "', i.kind) FROM (SELECT DISTINCT kind FROM inserted) i"
+          + " WHERE NOT EXISTS (SELECT 1 FROM jobs p WHERE p.kind = i.kind AND p.status = 'pending')";
+
+  /** JobInsertOne: adds one pending job and notifies the owner in the same round trip. */
+  private static final String JOB_INSERT_ONE =
+      "WITH inserted AS ("
+          + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
+          + "                   created_at, updated_at, expires_at)"
+          + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, ?)"
+          + " RETURNING kind)"
+          + NOTIFY_IF_QUEUE_WAS_EMPTY;
+
+  /** JobInsertMany: adds pending jobs in array order, then notifies as JobInsertOne does. */
   private static final String JOB_INSERT_MANY =
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
@@ -55,9 +72,7 @@ public class JobQueue {
           + "        AS n(uid, payload, preferred_name, ord)"
           + "  ORDER BY n.ord"
           + " RETURNING kind)"
-          + " SELECT pg_notify('"
-          + EnqueueListener.CHANNEL
-          + "', kind) FROM (SELECT DISTINCT kind FROM inserted) k";
+          + NOTIFY_IF_QUEUE_WAS_EMPTY;
 
   private final JobsConfig config;
   private final Clock clock;
@@ -89,8 +104,28 @@ public class JobQueue {
       String ownerKind,
       String ownerId,
       String preferredName) {
-    return enqueueMany(kind, List.of(new NewJob(payload, preferredName)), ownerKind, ownerId)
-        .get(0);
+    requireOwnerAndKind(kind, ownerKind, ownerId);
+    requireJob(payload, preferredName);
+    UUID uid = JobIds.next();
+    String json = JsonCodec.encode(payload);
+    Instant now = clock.now();
+    OffsetDateTime created = OffsetDateTime.ofInstant(now, ZoneOffset.UTC);
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_INSERT_ONE)) {
+      ps.setObject(1, uid);
+      ps.setString(2, kind);
+      ps.setString(3, ownerKind);
+      ps.setString(4, ownerId);
+      ps.setString(5, preferredName);
+      ps.setString(6, json);
+      ps.setObject(7, created);
+      ps.setObject(8, created);
+      ps.setObject(9, expiry(kind, now));
+      ps.execute();
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not enqueue a job of kind " + kind, e);
+    }
+    return uid;
   }
 
   /**
@@ -100,12 +135,7 @@ public class JobQueue {
    * @throws IllegalArgumentException when an argument is malformed; nothing is added then
    */
   public List<UUID> enqueueMany(String kind, List<NewJob> jobs, String ownerKind, String ownerId) {
-    requireKind(kind);
-    if ((ownerKind == null) != (ownerId == null)) {
-      throw new IllegalArgumentException("owner kind and owner id go together: give both or none");
-    }
-    requireLength("owner kind", ownerKind, MAX_OWNER_LENGTH);
-    requireLength("owner id", ownerId, MAX_OWNER_LENGTH);
+    requireOwnerAndKind(kind, ownerKind, ownerId);
     if (jobs.isEmpty() || jobs.size() > MAX_BATCH) {
       throw new IllegalArgumentException("a batch holds 1 to " + MAX_BATCH + " jobs");
     }
@@ -115,19 +145,13 @@ public class JobQueue {
     String[] names = new String[n];
     for (int i = 0; i < n; i++) {
       NewJob job = jobs.get(i);
-      if (job.payload() == null) {
-        throw new IllegalArgumentException("payload is required (use an empty object for none)");
-      }
-      requireLength("preferred name", job.preferredName(), MAX_NAME_LENGTH);
+      requireJob(job.payload(), job.preferredName());
       uids[i] = JobIds.next();
       payloads[i] = JsonCodec.encode(job.payload());
       names[i] = job.preferredName();
     }
     Instant now = clock.now();
     OffsetDateTime created = OffsetDateTime.ofInstant(now, ZoneOffset.UTC);
-    OffsetDateTime expires =
-        OffsetDateTime.ofInstant(
-            now.plus(ServiceSettings.fromConfig(config, kind).retention()), ZoneOffset.UTC);
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_INSERT_MANY)) {
       ps.setString(1, kind);
@@ -135,7 +159,7 @@ public class JobQueue {
       ps.setString(3, ownerId);
       ps.setObject(4, created);
       ps.setObject(5, created);
-      ps.setObject(6, expires);
+      ps.setObject(6, expiry(kind, now));
       ps.setArray(7, c.createArrayOf("uuid", uids));
       ps.setArray(8, c.createArrayOf("text", payloads));
       ps.setArray(9, c.createArrayOf("text", names));
@@ -226,6 +250,27 @@ public class JobQueue {
     }
     List<Job> page = rows.subList(0, limit);
     return new JobPage(List.copyOf(page), page.get(limit - 1).uid);
+  }
+
+  private OffsetDateTime expiry(String kind, Instant now) {
+    Duration retention = ServiceSettings.fromConfig(config, kind).retention();
+    return OffsetDateTime.ofInstant(now.plus(retention), ZoneOffset.UTC);
+  }
+
+  private static void requireOwnerAndKind(String kind, String ownerKind, String ownerId) {
+    requireKind(kind);
+    if ((ownerKind == null) != (ownerId == null)) {
+      throw new IllegalArgumentException("owner kind and owner id go together: give both or none");
+    }
+    requireLength("owner kind", ownerKind, MAX_OWNER_LENGTH);
+    requireLength("owner id", ownerId, MAX_OWNER_LENGTH);
+  }
+
+  private static void requireJob(Map<String, Object> payload, String preferredName) {
+    if (payload == null) {
+      throw new IllegalArgumentException("payload is required (use an empty object for none)");
+    }
+    requireLength("preferred name", preferredName, MAX_NAME_LENGTH);
   }
 
   private static void requireKind(String kind) {

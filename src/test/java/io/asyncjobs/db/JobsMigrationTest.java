@@ -79,9 +79,11 @@ class JobsMigrationTest {
                 Collectors.toMap(
                     r -> (String) r.get("indexname"), r -> (String) r.get("indexdef")));
 
-    assertThat(indexes.get("jobs_kind_status_idx")).endsWith("USING btree (kind, status)");
+    assertThat(indexes.get("jobs_kind_status_idx")).endsWith("USING btree (kind, status, uid)");
     assertThat(indexes.get("jobs_owner_idx")).endsWith("USING btree (owner_kind, owner_id)");
-    assertThat(indexes.get("jobs_expires_at_idx")).endsWith("USING btree (expires_at)");
+    assertThat(indexes.get("jobs_expires_at_idx"))
+        .endsWith(
+            "USING btree (expires_at) WHERE (status = ANY (ARRAY['done'::text, 'failed'::text]))");
     assertThat(indexes.get("jobs_pending_claim_idx"))
         .endsWith("USING btree (kind, uid) WHERE (status = 'pending'::text)");
   }

@@ -339,6 +339,42 @@ class JobServiceTest {
     assertThat(queue.getJob(uid).orElseThrow().expiresAt).isEqualTo(T0.plusSeconds(60));
   }
 
+  @Test
+  void shouldReapAndRefillInOneStatementOnAWakeUp() throws Exception {
+    settings.update("controlled", new SettingsOverride(null, 2, null, null));
+    List<UUID> jobs = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      jobs.add(enqueue(Map.of("result", Map.of("i", i))));
+    }
+    assertThat(service.runOnce().claimed()).isEqualTo(2);
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+
+    TickResult wake = service.wakeOnce();
+
+    assertThat(wake.done()).isEqualTo(2);
+    assertThat(wake.claimed()).isEqualTo(2);
+    assertThat(queue.getJob(jobs.get(0)).orElseThrow().result).containsEntry("i", 0);
+    assertThat(queue.getJob(jobs.get(1)).orElseThrow().status).isEqualTo(JobStatus.DONE);
+    assertThat(queue.getJob(jobs.get(2)).orElseThrow().status).isEqualTo(JobStatus.RUNNING);
+    assertThat(queue.getJob(jobs.get(3)).orElseThrow().status).isEqualTo(JobStatus.RUNNING);
+    assertThat(queue.getJob(jobs.get(4)).orElseThrow().status).isEqualTo(JobStatus.PENDING);
+  }
+
+  @Test
+  void shouldFenceAStaleOutcomeOnAWakeUpToo() throws Exception {
+    UUID uid = enqueue(Map.of("block", true));
+    service.runOnce();
+    service.nextStarted();
+    db.update("UPDATE jobs SET epoch = ? WHERE uid = ?", epoch() + 1, uid);
+    service.release(uid);
+    service.awaitReturned(uid);
+
+    TickResult wake = service.wakeOnce();
+
+    assertThat(wake.fenced()).isEqualTo(1);
+    assertThat(row(uid).get("status")).isEqualTo("running");
+  }
+
   // ---- helpers ---------------------------------------------------------------------------
 
   private UUID enqueue(Map<String, Object> payload) {

@@ -3,10 +3,12 @@ package io.asyncjobs.queue;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.asyncjobs.engine.EnqueueListener;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.TestClock;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -23,6 +25,8 @@ import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 @QuarkusTest
 class JobQueueTest {
@@ -253,6 +257,35 @@ class JobQueueTest {
     clock.set(T0.plus(3, ChronoUnit.DAYS));
     UUID uid = queue.enqueue("zip", Map.of(), null, null, null);
     assertThat(queue.getJob(uid).orElseThrow().createdAt).isEqualTo(T0.plus(3, ChronoUnit.DAYS));
+  }
+
+  @Test
+  void shouldNotifyOnlyWhenNoJobOfTheKindWasWaiting() throws Exception {
+    try (Connection listener = db.dataSource().getConnection()) {
+      listener.createStatement().execute("LISTEN " + EnqueueListener.CHANNEL);
+      PGConnection pg = listener.unwrap(PGConnection.class);
+
+      queue.enqueue("zip", Map.of(), null, null, null);
+      assertThat(notifications(pg)).containsExactly("zip");
+
+      queue.enqueue("zip", Map.of(), null, null, null);
+      queue.enqueueMany("zip", List.of(new JobQueue.NewJob(Map.of(), null)), null, null);
+      assertThat(notifications(pg)).as("zip jobs were already waiting").isEmpty();
+
+      queue.enqueue("fork", Map.of(), null, null, null);
+      assertThat(notifications(pg)).containsExactly("fork");
+
+      db.update("UPDATE jobs SET status = 'running' WHERE kind = 'zip'");
+      queue.enqueueMany("zip", List.of(new JobQueue.NewJob(Map.of(), null)), null, null);
+      assertThat(notifications(pg)).containsExactly("zip");
+    }
+  }
+
+  private static List<String> notifications(PGConnection pg) throws Exception {
+    PGNotification[] received = pg.getNotifications(200);
+    return received == null
+        ? List.of()
+        : Arrays.stream(received).map(PGNotification::getParameter).toList();
   }
 
   private static List<UUID> uids(JobPage page) {

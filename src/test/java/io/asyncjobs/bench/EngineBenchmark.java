@@ -1,0 +1,247 @@
+package io.asyncjobs.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.asyncjobs.engine.JobService;
+import io.asyncjobs.engine.ServiceManager;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.testing.Database;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import jakarta.inject.Inject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The engine benchmark behind {@code bench/run.sh engine}. Not part of {@code ./mvnw verify}: the
+ * script starts a durable PostgreSQL, measures the pgbench reference on it, and runs this against
+ * the same server. Figures go to the JSON-lines file named by {@code bench.output}.
+ */
+@QuarkusTest
+@TestProfile(EngineBenchmark.Profile.class)
+class EngineBenchmark {
+
+  private static final int JOBS = 10_000;
+  private static final int BATCH = 1_000;
+  private static final int PICKUPS = 200;
+
+  @Inject JobQueue queue;
+  @Inject ServiceManager manager;
+  @Inject Database db;
+
+  private final List<Map<String, Object>> rows = new ArrayList<>();
+
+  @Test
+  void measure() throws Exception {
+    double reference = Double.parseDouble(System.getProperty("bench.reference-tps", "0"));
+    record("pgbench_insert_1_client", reference, "tps", null);
+    db.clearJobs();
+    warmUp();
+
+    long t0 = System.nanoTime();
+    for (int i = 0; i < JOBS; i++) {
+      queue.enqueue("bench_drain", Map.of("i", i), "user", "bench", null);
+    }
+    double single = JOBS / seconds(t0);
+    record("enqueue_one_at_a_time", single, "jobs/s", single / reference);
+
+    t0 = System.nanoTime();
+    for (int b = 0; b < JOBS / BATCH; b++) {
+      List<JobQueue.NewJob> batch = new ArrayList<>(BATCH);
+      for (int i = 0; i < BATCH; i++) {
+        batch.add(new JobQueue.NewJob(Map.of("i", i), null));
+      }
+      queue.enqueueMany("bench_batch", batch, "user", "bench");
+    }
+    double batched = JOBS / seconds(t0);
+    record("enqueue_batches_of_1000", batched, "jobs/s", batched / reference);
+    db.update("DELETE FROM jobs WHERE kind = 'bench_batch'");
+
+    // Drain: the 10,000 pending bench_drain jobs, from the moment their service starts.
+    CountDownLatch allDone = new CountDownLatch(1);
+    t0 = System.nanoTime();
+    JobService drain = new InstantService("bench_drain");
+    manager.register(drain);
+    drain.requestWake();
+    // An index probe every millisecond: cheap enough not to slow the drain it watches.
+    while (!db.query(
+            "SELECT 1 FROM jobs WHERE kind = 'bench_drain' AND status IN ('pending', 'running')"
+                + " LIMIT 1")
+        .isEmpty()) {
+      allDone.await(1, TimeUnit.MILLISECONDS);
+    }
+    double drained = JOBS / seconds(t0);
+    record("drain_noop_max_concurrent_10", drained, "jobs/s", drained / reference);
+    assertThat(
+            db.query(
+                    "SELECT count(*) AS n FROM jobs WHERE kind = 'bench_drain' AND status = 'done'")
+                .get(0)
+                .get("n"))
+        .isEqualTo((long) JOBS);
+
+    // Pickup latency: single enqueues 20 ms apart, enqueue call to process start.
+    PickupService pickup = new PickupService();
+    manager.register(pickup);
+    for (int i = 0; i < 20; i++) {
+      pickup.enqueueAndAwait(queue, -1);
+    }
+    List<Double> fromCall = new ArrayList<>();
+    List<Double> fromCommit = new ArrayList<>();
+    for (int i = 0; i < PICKUPS; i++) {
+      double[] latency = pickup.enqueueAndAwait(queue, i);
+      fromCall.add(latency[0]);
+      fromCommit.add(latency[1]);
+      Thread.sleep(20);
+    }
+    Collections.sort(fromCall);
+    Collections.sort(fromCommit);
+    record("pickup_p50_from_enqueue_call", percentile(fromCall, 50), "ms", null);
+    record("pickup_p99_from_enqueue_call", percentile(fromCall, 99), "ms", null);
+    record("pickup_p50_from_commit", percentile(fromCommit, 50), "ms", null);
+    record("pickup_p99_from_commit", percentile(fromCommit, 99), "ms", null);
+
+    write();
+    assertThat(rows).isNotEmpty();
+  }
+
+  private void warmUp() throws Exception {
+    for (int i = 0; i < 500; i++) {
+      queue.enqueue("bench_warm", Map.of("i", i), "user", "bench", null);
+    }
+    db.update("DELETE FROM jobs WHERE kind = 'bench_warm'");
+  }
+
+  private void record(String measure, double value, String unit, Double ratio) {
+    Map<String, Object> row = new LinkedHashMap<>();
+    row.put("measure", measure);
+    row.put("value", Math.round(value * 100) / 100.0);
+    row.put("unit", unit);
+    if (ratio != null && Double.isFinite(ratio)) {
+      row.put("ratio", Math.round(ratio * 100) / 100.0);
+    }
+    rows.add(row);
+  }
+
+  private void write() throws Exception {
+    StringBuilder out = new StringBuilder();
+    for (Map<String, Object> row : rows) {
+      out.append('{');
+      int i = 0;
+      for (Map.Entry<String, Object> e : row.entrySet()) {
+        if (i++ > 0) {
+          out.append(", ");
+        }
+        out.append('"').append(e.getKey()).append("\": ");
+        out.append(e.getValue() instanceof String s ? "\"" + s + "\"" : e.getValue());
+      }
+      out.append("}\n");
+    }
+    String target = System.getProperty("bench.output", "target/bench/engine.jsonl");
+    Files.createDirectories(Path.of(target).toAbsolutePath().getParent());
+    Files.writeString(Path.of(target), out);
+    System.out.print(out);
+  }
+
+  private static double seconds(long startNanos) {
+    return (System.nanoTime() - startNanos) / 1e9;
+  }
+
+  private static double percentile(List<Double> sorted, int p) {
+    int index = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
+    return Math.round(sorted.get(Math.max(0, index)) * 1000) / 1000.0;
+  }
+
+  /** Returns at once: measures the engine, not the work. */
+  private static final class InstantService extends JobService {
+    private final String kind;
+
+    InstantService(String kind) {
+      this.kind = kind;
+    }
+
+    @Override
+    public String kind() {
+      return kind;
+    }
+
+    @Override
+    public String title() {
+      return kind;
+    }
+
+    @Override
+    protected Map<String, Object> process(Job job) {
+      return Map.of();
+    }
+
+    @Override
+    protected void cleanup(Job job) {}
+  }
+
+  /** Records when each job's process starts. */
+  private static final class PickupService extends JobService {
+    private final Map<Integer, Long> startedAt = new ConcurrentHashMap<>();
+    private final Map<Integer, CountDownLatch> latches = new ConcurrentHashMap<>();
+
+    @Override
+    public String kind() {
+      return "bench_pickup";
+    }
+
+    @Override
+    public String title() {
+      return "pickup";
+    }
+
+    @Override
+    protected Map<String, Object> process(Job job) {
+      long now = System.nanoTime();
+      int i = ((Number) job.payload.get("i")).intValue();
+      startedAt.put(i, now);
+      latches.get(i).countDown();
+      return Map.of();
+    }
+
+    @Override
+    protected void cleanup(Job job) {}
+
+    /** Milliseconds from the enqueue call, and from its return, to the start of process. */
+    double[] enqueueAndAwait(JobQueue queue, int i) throws InterruptedException {
+      CountDownLatch latch = new CountDownLatch(1);
+      latches.put(i, latch);
+      long call = System.nanoTime();
+      queue.enqueue(kind(), Map.of("i", i), "user", "bench", null);
+      long committed = System.nanoTime();
+      if (!latch.await(10, TimeUnit.SECONDS)) {
+        throw new AssertionError("job " + i + " was not picked up within 10 s");
+      }
+      long started = startedAt.remove(i);
+      latches.remove(i);
+      return new double[] {(started - call) / 1e6, (started - committed) / 1e6};
+    }
+  }
+
+  /** Wake-ups on, as in production; noisy logs off. */
+  public static class Profile implements QuarkusTestProfile {
+    @Override
+    public Map<String, String> getConfigOverrides() {
+      return Map.of(
+          "jobs.wake-ups", "true",
+          "jobs.services.bench_drain.max-concurrent", "10",
+          "jobs.services.bench_pickup.max-concurrent", "10",
+          "quarkus.log.level", "WARN",
+          "quarkus.log.category.\"io.asyncjobs\".level", "WARN");
+    }
+  }
+}
