@@ -12,15 +12,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jboss.logging.Logger;
 
@@ -121,9 +118,7 @@ public abstract class JobService extends BaseService {
               claimed,
               swept.deleted,
               swept.errors);
-      if (!result.isEmpty()) {
-        LOG.debugf("%s: %s", kind(), result);
-      }
+      logIfNotEmpty(result);
       return result;
     } finally {
       runLock.unlock();
@@ -182,6 +177,18 @@ public abstract class JobService extends BaseService {
     }
   }
 
+  /** Routine counts at debug level; anything unusual (recoveries, fencing, cleanup) at info. */
+  private void logIfNotEmpty(TickResult result) {
+    if (result.isEmpty()) {
+      return;
+    }
+    if (result.requeued() + result.abandoned() + result.fenced() + result.cleanupErrors() > 0) {
+      LOG.infof("%s: %s", kind(), result);
+    } else {
+      LOG.debugf("%s: %s", kind(), result);
+    }
+  }
+
   /** Jobs this process is working on now. */
   public int inFlightCount() {
     return inFlight.size();
@@ -199,11 +206,7 @@ public abstract class JobService extends BaseService {
       if (left <= 0) {
         return false;
       }
-      try {
-        task.future.get(left, TimeUnit.NANOSECONDS);
-      } catch (ExecutionException | CancellationException e) {
-        // The outcome is the reap step's business; it has returned, which is all we wait for.
-      } catch (TimeoutException e) {
+      if (!task.returnedLatch.await(left, TimeUnit.NANOSECONDS)) {
         return false;
       }
     }
@@ -211,8 +214,7 @@ public abstract class JobService extends BaseService {
   }
 
   /**
-   * Waits until the task of one job has returned from {@code process} and, unless it was
-   * interrupted for timing out, is ready to be reaped.
+   * Waits until the task of one job has returned from {@code process}.
    *
    * @return true when it has, or when this process has no task for the job
    */
@@ -224,17 +226,7 @@ public abstract class JobService extends BaseService {
     if (task == null) {
       return true;
     }
-    if (!task.returnedLatch.await(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
-      return false;
-    }
-    try {
-      task.future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (ExecutionException | CancellationException e) {
-      // Returned by throwing, or cancelled: done either way.
-    } catch (TimeoutException e) {
-      return false;
-    }
-    return true;
+    return task.returnedLatch.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
   }
 
   /** Asks for a run as soon as possible, on this service's own thread. Coalesces. */
@@ -265,7 +257,7 @@ public abstract class JobService extends BaseService {
     for (Iterator<Task> it = inFlight.values().iterator(); it.hasNext(); ) {
       Task task = it.next();
       Completion completion;
-      if (task.future.isDone()) {
+      if (task.returned) {
         completion = task.outcome();
       } else if (Duration.between(task.startedAt, now).compareTo(settings.jobTimeout()) > 0) {
         task.future.cancel(true);
@@ -343,13 +335,19 @@ public abstract class JobService extends BaseService {
     }
   }
 
-  private Map<String, Object> run(Task task) throws Exception {
+  /**
+   * Runs {@code process} and records its outcome on the task itself before anything is told the
+   * task returned: the run that this wakes must find the outcome complete.
+   */
+  private void run(Task task) {
+    Map<String, Object> result = null;
+    Throwable failure = null;
     try {
-      return process(task.job);
+      result = process(task.job);
+    } catch (Throwable e) { // an Error (say a stack overflow) fails the job like an exception
+      failure = e;
     } finally {
-      task.finishedAt = requireContext().clock().now();
-      task.returned = true;
-      task.returnedLatch.countDown();
+      task.finish(result, failure, requireContext().clock().now());
       if (requireContext().wakeUps()) {
         requestWake();
       }
@@ -470,9 +468,14 @@ public abstract class JobService extends BaseService {
     final Job job;
     final Instant startedAt;
     final long epoch;
-    volatile Future<Map<String, Object>> future;
-    volatile Instant finishedAt;
+    volatile Future<?> future;
+    private Map<String, Object> result;
+    private Throwable failure;
+    private Instant finishedAt;
+
+    /** Set last, after the outcome fields: reading it true makes them visible. */
     volatile boolean returned;
+
     final CountDownLatch returnedLatch = new CountDownLatch(1);
 
     Task(Job job, Instant startedAt, long epoch) {
@@ -481,19 +484,20 @@ public abstract class JobService extends BaseService {
       this.epoch = epoch;
     }
 
+    void finish(Map<String, Object> processResult, Throwable processFailure, Instant end) {
+      result = processResult;
+      failure = processFailure;
+      finishedAt = end;
+      returned = true;
+      returnedLatch.countDown();
+    }
+
+    /** What {@code process} did; only once {@link #returned}. */
     Completion outcome() {
-      Instant end = finishedAt == null ? startedAt : finishedAt;
-      try {
-        return Completion.done(job.uid, future.get(), startedAt, end);
-      } catch (ExecutionException e) {
-        Throwable cause = e.getCause() == null ? e : e.getCause();
-        return Completion.failed(job.uid, describe(cause), startedAt, end);
-      } catch (CancellationException e) {
-        return Completion.failed(job.uid, "cancelled", startedAt, end);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return Completion.failed(job.uid, "interrupted", startedAt, end);
+      if (failure != null) {
+        return Completion.failed(job.uid, describe(failure), startedAt, finishedAt);
       }
+      return Completion.done(job.uid, result, startedAt, finishedAt);
     }
   }
 

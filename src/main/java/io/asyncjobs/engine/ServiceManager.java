@@ -2,6 +2,7 @@ package io.asyncjobs.engine;
 
 import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.lock.OwnerLock;
+import io.asyncjobs.queue.JobsEnqueued;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.time.Clock;
 import io.quarkus.arc.ClientProxy;
@@ -10,6 +11,7 @@ import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.TransactionPhase;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
 import java.util.Collection;
@@ -130,6 +132,17 @@ public class ServiceManager {
     jobService(kind).ifPresent(JobService::requestWake);
   }
 
+  /**
+   * A job enqueued through this replica wakes its service here directly, without waiting for the
+   * NOTIFY to travel through the database; that only matters when this replica is the owner, which
+   * {@link JobService} checks. Runs once the enqueuing transaction committed.
+   */
+  void onEnqueued(@Observes(during = TransactionPhase.AFTER_SUCCESS) JobsEnqueued event) {
+    if (config.wakeUps()) {
+      wake(event.kind());
+    }
+  }
+
   /** Wakes every job service. */
   public void wakeAll() {
     for (BaseService service : all()) {
@@ -153,10 +166,7 @@ public class ServiceManager {
   private void superviseSafely(BaseService service) {
     String name = service.name();
     try {
-      RunResult result = service.supervise();
-      if (result != null && !result.isEmpty()) {
-        LOG.debugf("%s: %s", name, result);
-      }
+      service.supervise();
       if (failing.remove(name)) {
         LOG.infof("Service %s runs again", name);
       }

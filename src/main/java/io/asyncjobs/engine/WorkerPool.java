@@ -1,6 +1,5 @@
 package io.asyncjobs.engine;
 
-import java.util.concurrent.Callable;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
@@ -22,20 +21,9 @@ final class WorkerPool {
     this.executor = new Executor(name, size);
   }
 
-  /** Submits a task; it counts as occupying a thread from now until it returns. */
-  <T> Future<T> submit(Callable<T> task) {
-    executor.occupied.incrementAndGet();
-    try {
-      return executor.submit(task);
-    } catch (RuntimeException e) {
-      executor.occupied.decrementAndGet();
-      throw e;
-    }
-  }
-
-  /** Tasks submitted and not yet returned, including cancelled ones still running. */
-  int occupied() {
-    return executor.occupied.get();
+  /** Runs a task on one of the threads; cancelling the future interrupts it. */
+  Future<?> submit(Runnable task) {
+    return executor.submit(task);
   }
 
   /** Sets the number of threads. */
@@ -61,16 +49,9 @@ final class WorkerPool {
 
   private static final class Executor extends ThreadPoolExecutor {
 
-    final AtomicInteger occupied = new AtomicInteger();
-
     Executor(String name, int size) {
       super(size, size, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), threads(name));
       allowCoreThreadTimeOut(true);
-    }
-
-    @Override
-    protected void afterExecute(Runnable r, Throwable t) {
-      occupied.decrementAndGet();
     }
 
     private static ThreadFactory threads(String name) {

@@ -9,6 +9,7 @@ import io.asyncjobs.time.Clock;
 import io.quarkus.panache.common.Parameters;
 import io.quarkus.panache.common.Sort;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Event;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.sql.Connection;
@@ -78,12 +79,19 @@ public class JobQueue {
   private final Clock clock;
   private final EntityManager em;
   private final AgroalDataSource dataSource;
+  private final Event<JobsEnqueued> enqueued;
 
-  JobQueue(JobsConfig config, Clock clock, EntityManager em, AgroalDataSource dataSource) {
+  JobQueue(
+      JobsConfig config,
+      Clock clock,
+      EntityManager em,
+      AgroalDataSource dataSource,
+      Event<JobsEnqueued> enqueued) {
     this.config = config;
     this.clock = clock;
     this.em = em;
     this.dataSource = dataSource;
+    this.enqueued = enqueued;
   }
 
   /**
@@ -125,6 +133,7 @@ public class JobQueue {
     } catch (SQLException e) {
       throw new IllegalStateException("could not enqueue a job of kind " + kind, e);
     }
+    enqueued.fire(new JobsEnqueued(kind));
     return uid;
   }
 
@@ -167,6 +176,7 @@ public class JobQueue {
     } catch (SQLException e) {
       throw new IllegalStateException("could not enqueue " + n + " job(s) of kind " + kind, e);
     }
+    enqueued.fire(new JobsEnqueued(kind));
     return List.of(uids);
   }
 

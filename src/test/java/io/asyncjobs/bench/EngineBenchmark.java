@@ -111,6 +111,17 @@ class EngineBenchmark {
     record("pickup_p50_from_commit", percentile(fromCommit, 50), "ms", null);
     record("pickup_p99_from_commit", percentile(fromCommit, 99), "ms", null);
 
+    // The same through NOTIFY alone, as when another replica enqueues: a plain insert with the
+    // notification, bypassing this process's in-memory wake-up.
+    List<Double> viaNotify = new ArrayList<>();
+    for (int i = 0; i < PICKUPS; i++) {
+      viaNotify.add(pickup.insertElsewhereAndAwait(db, PICKUPS + i));
+      Thread.sleep(20);
+    }
+    Collections.sort(viaNotify);
+    record("pickup_p50_via_notify_from_commit", percentile(viaNotify, 50), "ms", null);
+    record("pickup_p99_via_notify_from_commit", percentile(viaNotify, 99), "ms", null);
+
     write();
     assertThat(rows).isNotEmpty();
   }
@@ -215,6 +226,26 @@ class EngineBenchmark {
 
     @Override
     protected void cleanup(Job job) {}
+
+    /** Milliseconds from the commit of a plain insert with NOTIFY to the start of process. */
+    double insertElsewhereAndAwait(Database db, int i) throws InterruptedException {
+      CountDownLatch latch = new CountDownLatch(1);
+      latches.put(i, latch);
+      db.query(
+          "WITH inserted AS (INSERT INTO jobs (uid, kind, status, payload, created_at, updated_at,"
+              + " expires_at) VALUES (?, ?, 'pending', ?::jsonb, now(), now(), now() + interval"
+              + " '1 day') RETURNING kind) SELECT pg_notify('jobs_enqueued', kind) FROM inserted",
+          io.asyncjobs.queue.JobIds.next(),
+          kind(),
+          "{\"i\": " + i + "}");
+      long committed = System.nanoTime();
+      if (!latch.await(10, TimeUnit.SECONDS)) {
+        throw new AssertionError("job " + i + " was not picked up within 10 s");
+      }
+      long started = startedAt.remove(i);
+      latches.remove(i);
+      return (started - committed) / 1e6;
+    }
 
     /** Milliseconds from the enqueue call, and from its return, to the start of process. */
     double[] enqueueAndAwait(JobQueue queue, int i) throws InterruptedException {

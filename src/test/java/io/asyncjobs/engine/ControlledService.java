@@ -30,6 +30,7 @@ public class ControlledService extends JobService {
   final List<UUID> cleanups = Collections.synchronizedList(new ArrayList<>());
   final Set<UUID> failingCleanups = ConcurrentHashMap.newKeySet();
   final AtomicInteger active = new AtomicInteger();
+
   final AtomicInteger maxActive = new AtomicInteger();
   volatile CleanupObserver cleanupObserver = job -> {};
   private final Map<UUID, CountDownLatch> gates = new ConcurrentHashMap<>();
