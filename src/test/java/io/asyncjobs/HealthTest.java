@@ -1,8 +1,11 @@
 package io.asyncjobs;
 
 import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.notNullValue;
 
 import io.quarkus.test.junit.QuarkusTest;
 import org.junit.jupiter.api.Test;
@@ -19,5 +22,32 @@ class HealthTest {
         .statusCode(200)
         .body("status", equalTo("UP"))
         .body("checks.name", hasItem("Database connections health check"));
+  }
+
+  @Test
+  void shouldShowThisReplicaAsTheOwnerWithItsEpoch() {
+    given()
+        .when()
+        .get("/q/health/ready")
+        .then()
+        .statusCode(200)
+        .body("checks.find { it.name == 'owner lock' }.status", equalTo("UP"))
+        .body("checks.find { it.name == 'owner lock' }.data.owner", equalTo(true))
+        .body("checks.find { it.name == 'owner lock' }.data.mode", equalTo("postgres"))
+        .body("checks.find { it.name == 'owner lock' }.data.epoch", greaterThan(0))
+        .body("checks.find { it.name == 'owner lock' }.data.since", notNullValue());
+  }
+
+  @Test
+  void shouldExposeTheOwnerGaugeAndLockCounters() {
+    given()
+        .header("Accept", "text/plain")
+        .when()
+        .get("/q/metrics")
+        .then()
+        .statusCode(200)
+        .body(containsString("jobs_owner 1.0"))
+        .body(containsString("jobs_owner_renewals_total"))
+        .body(containsString("jobs_owner_changes_total"));
   }
 }

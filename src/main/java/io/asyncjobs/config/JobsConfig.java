@@ -60,6 +60,9 @@ public interface JobsConfig {
    */
   Map<@Pattern(regexp = "[a-z][a-z0-9_]{0,39}") String, @Valid ServiceOverrides> services();
 
+  /** The owner lock: which replica processes jobs. */
+  Lock lock();
+
   /** The embedded PostgreSQL used by dev mode and tests; never part of the packaged app. */
   EmbeddedDb embeddedDb();
 
@@ -106,6 +109,54 @@ public interface JobsConfig {
 
     /** Whether the service runs at all; the diagnostic {@code noop} kind is off by default. */
     Optional<Boolean> enabled();
+  }
+
+  /** How replicas agree on the one that processes. */
+  interface Lock {
+
+    /** Which implementation holds the lock. */
+    enum Mode {
+      /** Kubernetes inside a cluster (KUBERNETES_SERVICE_HOST is set), PostgreSQL elsewhere. */
+      AUTO,
+      /** A coordination.k8s.io Lease. */
+      KUBERNETES,
+      /** A session-level advisory lock on a dedicated database connection. */
+      POSTGRES
+    }
+
+    /** {@code auto}, {@code kubernetes} or {@code postgres}. */
+    @WithDefault("auto")
+    Mode mode();
+
+    /** The Lease's name; also what the advisory lock key is derived from. */
+    @WithDefault("async-jobs-owner")
+    @Pattern(regexp = "[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+    String name();
+
+    /** This replica's name; defaults to the pod name (POD_NAME), then the host name. */
+    Optional<String> identity();
+
+    /** How long a Lease stays valid without renewal. */
+    @WithDefault("15s")
+    Duration leaseDuration();
+
+    /**
+     * How long an owner trusts its last confirmed renewal: past it, it stops claiming on its own,
+     * whatever the lock library says. Must be shorter than the lease duration.
+     */
+    @WithDefault("10s")
+    Duration renewDeadline();
+
+    /** How often the lock is renewed or, by a non-owner, tried. */
+    @WithDefault("2s")
+    Duration retryPeriod();
+
+    /**
+     * On shutdown, how long running jobs may finish before they are put back to pending and the
+     * lock is released. Keep it below the pod's termination grace period.
+     */
+    @WithDefault("20s")
+    Duration handoverGrace();
   }
 
   /** Where the embedded PostgreSQL keeps its files. Read before the datasource starts. */

@@ -24,10 +24,14 @@ public abstract class BaseService {
   public RunResult supervise() {
     OwnerLock lock = ownerLock;
     if (lock == null || !lock.isOwner()) {
+      whenNotOwner();
       return null;
     }
     return runOnce();
   }
+
+  /** Called by {@link #supervise()} on a replica that does not own (or no longer owns). */
+  protected void whenNotOwner() {}
 
   /** Called once by the {@link ServiceManager} when the service is registered. */
   void attachLock(OwnerLock lock) {

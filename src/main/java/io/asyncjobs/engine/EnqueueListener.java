@@ -1,6 +1,8 @@
 package io.asyncjobs.engine;
 
 import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.lock.OwnerLock;
+import io.asyncjobs.lock.PostgresOwnerLock;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -18,8 +20,9 @@ import org.postgresql.PGNotification;
 /**
  * Wakes a job service the moment a job of its kind is enqueued. {@code JobQueue} sends a NOTIFY on
  * {@value #CHANNEL} with the kind in the enqueuing transaction; this listener holds its own
- * connection (outside the pool, since it is never returned) and LISTENs. On reconnecting after a
- * lost connection it wakes every service, because notifications sent meanwhile are gone.
+ * connection (outside the pool, since it is never returned) and LISTENs; it also hears an owner
+ * announce that it released the lock, and makes this replica try for it at once. On reconnecting
+ * after a lost connection it wakes every service, because notifications sent meanwhile are gone.
  */
 @ApplicationScoped
 public class EnqueueListener {
@@ -32,6 +35,7 @@ public class EnqueueListener {
   private static final long MAX_BACKOFF_MILLIS = 10_000;
 
   private final ServiceManager manager;
+  private final OwnerLock ownerLock;
   private final boolean enabled;
   private final String url;
   private final String user;
@@ -41,11 +45,13 @@ public class EnqueueListener {
 
   EnqueueListener(
       ServiceManager manager,
+      OwnerLock ownerLock,
       JobsConfig config,
       @ConfigProperty(name = "quarkus.datasource.jdbc.url") String url,
       @ConfigProperty(name = "quarkus.datasource.username") Optional<String> user,
       @ConfigProperty(name = "quarkus.datasource.password") Optional<String> password) {
     this.manager = manager;
+    this.ownerLock = ownerLock;
     this.enabled = config.wakeUps();
     this.url = url;
     this.user = user.orElse(null);
@@ -77,6 +83,7 @@ public class EnqueueListener {
       try (Connection connection = DriverManager.getConnection(url, user, password)) {
         try (Statement s = connection.createStatement()) {
           s.execute("LISTEN " + CHANNEL);
+          s.execute("LISTEN " + PostgresOwnerLock.RELEASED_CHANNEL);
         }
         if (!first) {
           LOG.info("Enqueue listener reconnected; waking every service");
@@ -89,7 +96,11 @@ public class EnqueueListener {
           PGNotification[] notifications = pg.getNotifications(POLL_MILLIS);
           if (notifications != null) {
             for (PGNotification n : notifications) {
-              manager.wake(n.getParameter());
+              if (PostgresOwnerLock.RELEASED_CHANNEL.equals(n.getName())) {
+                ownerLock.attemptSoon();
+              } else {
+                manager.wake(n.getParameter());
+              }
             }
           }
         }

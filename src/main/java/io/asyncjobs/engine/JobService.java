@@ -62,6 +62,9 @@ public abstract class JobService extends BaseService {
   /** The settings the last {@link #runOnce()} read; wake-ups use them between ticks. */
   private volatile ServiceSettings lastSettings;
 
+  /** Set while the application shuts down: nothing new is claimed. */
+  private volatile boolean draining;
+
   private volatile EngineContext context;
   private volatile WorkerPool pool;
   private volatile Thread waker;
@@ -149,7 +152,7 @@ public abstract class JobService extends BaseService {
             ctx.store().completeMany(older.getValue(), older.getKey(), settings.retention());
         reaped.tally(older.getValue(), written, older.getKey());
       }
-      int capacity = freeSlots(settings);
+      int capacity = draining ? 0 : freeSlots(settings);
       UUID after = cursor(epoch);
       List<Job> claimed;
       if (current == null) {
@@ -186,6 +189,85 @@ public abstract class JobService extends BaseService {
       LOG.infof("%s: %s", kind(), result);
     } else {
       LOG.debugf("%s: %s", kind(), result);
+    }
+  }
+
+  /**
+   * This replica lost the lock: its running tasks are interrupted and forgotten. Their rows carry
+   * this owner's epoch, so whatever they might still write is fenced off, and the new owner
+   * recovers them as orphans.
+   */
+  @Override
+  protected void whenNotOwner() {
+    if (inFlight.isEmpty() || !runLock.tryLock()) {
+      return;
+    }
+    try {
+      int abandoned = inFlight.size();
+      for (Task task : inFlight.values()) {
+        task.future.cancel(true);
+        timedOut.add(task);
+      }
+      inFlight.clear();
+      LOG.warnf(
+          "%s: lost the owner lock; interrupted %d running job(s) for the next owner to recover",
+          kind(), abandoned);
+    } finally {
+      runLock.unlock();
+    }
+  }
+
+  /** Stops claiming new jobs (shutdown has begun); running ones go on. */
+  void beginDrain() {
+    draining = true;
+  }
+
+  /** Claims again after {@link #beginDrain()}; for tests that hand over without stopping. */
+  void endDrain() {
+    draining = false;
+  }
+
+  /**
+   * The last step of a graceful shutdown: writes the outcomes of tasks that finished, and puts the
+   * ones still running back to pending without counting a retry, interrupting them.
+   *
+   * @return how many jobs went back to pending
+   */
+  int handBack() {
+    EngineContext ctx = requireContext();
+    runLock.lock();
+    try {
+      ServiceSettings settings = lastSettings;
+      if (settings == null) {
+        settings = ctx.settings().effective(kind());
+      }
+      Instant now = ctx.clock().now();
+      Reaped reaped = new Reaped();
+      List<UUID> unfinished = new ArrayList<>();
+      for (Iterator<Task> it = inFlight.values().iterator(); it.hasNext(); ) {
+        Task task = it.next();
+        if (task.returned) {
+          reaped.byEpoch.computeIfAbsent(task.epoch, e -> new ArrayList<>()).add(task.outcome());
+        } else {
+          task.future.cancel(true);
+          unfinished.add(task.job.uid);
+        }
+        it.remove();
+      }
+      for (Map.Entry<Long, List<Completion>> group : reaped.byEpoch.entrySet()) {
+        Set<UUID> written =
+            ctx.store().completeMany(group.getValue(), group.getKey(), settings.retention());
+        reaped.tally(group.getValue(), written, group.getKey());
+      }
+      int released = ctx.store().releaseMany(unfinished, ownerLock().epoch(), now);
+      if (released > 0 || reaped.done + reaped.failed > 0) {
+        LOG.infof(
+            "%s: handed over: %d finished job(s) written, %d put back to pending",
+            kind(), reaped.done + reaped.failed, released);
+      }
+      return released;
+    } finally {
+      runLock.unlock();
     }
   }
 
@@ -298,7 +380,7 @@ public abstract class JobService extends BaseService {
 
   private int refill(ServiceSettings settings, long epoch, Instant now) {
     pool.resize(settings.maxConcurrent());
-    int capacity = freeSlots(settings);
+    int capacity = draining ? 0 : freeSlots(settings);
     if (capacity <= 0) {
       return 0;
     }

@@ -125,6 +125,17 @@ public class JobStore {
       RETURNING status
       """;
 
+  /**
+   * JobReleaseMany: on a graceful handover, running jobs this owner could not finish go back to
+   * pending without counting a retry, so the next owner starts them first.
+   */
+  private static final String JOB_RELEASE_MANY =
+      """
+      UPDATE jobs
+         SET status = 'pending', started_at = NULL, updated_at = ?
+       WHERE uid = ANY (?::uuid[]) AND status = 'running' AND epoch = ?
+      """;
+
   /** JobGetExpiredMany: finished jobs of a kind whose retention has passed, oldest expiry first. */
   private static final String JOB_GET_EXPIRED_MANY =
       "SELECT "
@@ -337,6 +348,22 @@ public class JobStore {
       return new RescueCounts(requeued, failed);
     } catch (SQLException e) {
       throw new IllegalStateException("JobRescueMany failed for kind " + kind, e);
+    }
+  }
+
+  /** Puts this owner's unfinished running jobs back to pending; returns how many. */
+  public int releaseMany(Collection<UUID> uids, long epoch, Instant now) {
+    if (uids.isEmpty()) {
+      return 0;
+    }
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_RELEASE_MANY)) {
+      ps.setObject(1, timestamp(now));
+      ps.setArray(2, c.createArrayOf("uuid", uids.toArray(UUID[]::new)));
+      ps.setLong(3, epoch);
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new IllegalStateException("JobReleaseMany failed", e);
     }
   }
 

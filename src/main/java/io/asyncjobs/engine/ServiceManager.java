@@ -14,6 +14,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.TransactionPhase;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -57,15 +58,57 @@ public class ServiceManager {
   }
 
   void onStart(@Observes StartupEvent event, @Any Instance<BaseService> beans) {
+    // Touching the lock creates it, which starts competing for ownership.
+    LOG.infof("Replica %s", ownerLock.identity());
     for (BaseService service : beans) {
       register(service);
     }
   }
 
+  /**
+   * Graceful handover: stop claiming, give running jobs up to {@code jobs.lock.handover-grace} to
+   * finish, put the rest back to pending without counting a retry, and release the lock so the next
+   * owner starts at once.
+   */
   void onStop(@Observes ShutdownEvent event) {
-    for (BaseService service : all()) {
-      service.stop();
+    try {
+      if (ownerLock.isOwner()) {
+        handOver(config.lock().handoverGrace());
+      }
+      ownerLock.release();
+    } catch (RuntimeException e) {
+      LOG.errorf(e, "Graceful handover failed; the next owner recovers the running jobs");
+    } finally {
+      for (BaseService service : all()) {
+        service.stop();
+      }
     }
+  }
+
+  /**
+   * Stops every job service from claiming, waits up to {@code grace} for running jobs, then writes
+   * what finished and puts the rest back to pending.
+   *
+   * @return how many jobs went back to pending
+   */
+  int handOver(Duration grace) {
+    List<JobService> jobServices =
+        all().stream().filter(JobService.class::isInstance).map(JobService.class::cast).toList();
+    jobServices.forEach(JobService::beginDrain);
+    long deadline = System.nanoTime() + grace.toNanos();
+    for (JobService service : jobServices) {
+      try {
+        service.awaitTasks(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    int released = 0;
+    for (JobService service : jobServices) {
+      released += service.handBack();
+    }
+    return released;
   }
 
   /**

@@ -32,6 +32,7 @@ class JobServiceTest {
   @Inject JobQueue queue;
   @Inject SettingsStore settings;
   @Inject TestClock clock;
+  @Inject ServiceManager manager;
   @Inject Database db;
 
   @BeforeEach
@@ -373,6 +374,52 @@ class JobServiceTest {
 
     assertThat(wake.fenced()).isEqualTo(1);
     assertThat(row(uid).get("status")).isEqualTo("running");
+  }
+
+  @Test
+  void shouldInterruptAndForgetRunningJobsWhenOwnershipIsLost() throws Exception {
+    UUID uid = enqueue(Map.of("block", true));
+    service.runOnce();
+    service.nextStarted();
+
+    service.whenNotOwner();
+
+    assertThat(service.inFlightCount()).isZero();
+    service.awaitReturned(uid);
+    assertThat(service.interrupted).contains(uid);
+    // Whoever owns next finds the row running under an older epoch and recovers it.
+    db.update("UPDATE jobs SET epoch = epoch - 1 WHERE uid = ?", uid);
+    TickResult next = service.runOnce();
+    assertThat(next.requeued()).isEqualTo(1);
+  }
+
+  @Test
+  void shouldHandRunningJobsBackWithoutARetryOnGracefulHandover() throws Exception {
+    UUID finishing = enqueue(Map.of("block", true, "result", Map.of("ok", true)));
+    UUID stuck = enqueue(Map.of("block", true));
+    UUID waiting = enqueue(Map.of());
+    settings.update("controlled", new SettingsOverride(null, 2, null, null));
+    assertThat(service.runOnce().claimed()).isEqualTo(2);
+    service.nextStarted();
+    service.nextStarted();
+    service.release(finishing);
+
+    int released = manager.handOver(Duration.ofMillis(300));
+
+    try {
+      assertThat(released).isEqualTo(1);
+      assertThat(queue.getJob(finishing).orElseThrow().status).isEqualTo(JobStatus.DONE);
+      Job back = queue.getJob(stuck).orElseThrow();
+      assertThat(back.status).isEqualTo(JobStatus.PENDING);
+      assertThat(back.retryCount).isZero();
+      assertThat(back.startedAt).isNull();
+      assertThat(queue.getJob(waiting).orElseThrow().status).isEqualTo(JobStatus.PENDING);
+      assertThat(service.runOnce().claimed()).as("draining: nothing new is claimed").isZero();
+    } finally {
+      manager.all().stream()
+          .filter(JobService.class::isInstance)
+          .forEach(s -> ((JobService) s).endDrain());
+    }
   }
 
   // ---- helpers ---------------------------------------------------------------------------

@@ -1,0 +1,14 @@
+package io.asyncjobs.lock;
+
+import java.time.Instant;
+
+/**
+ * The lock as this replica sees it.
+ *
+ * @param mode which implementation holds it ({@code postgres} or {@code kubernetes})
+ * @param identity this replica's name
+ * @param owner whether this replica owns now
+ * @param epoch the fencing epoch of the current or last holding, 0 before any
+ * @param since when this replica's current holding began, or null when it does not own
+ */
+public record OwnerStatus(String mode, String identity, boolean owner, long epoch, Instant since) {}
