@@ -32,7 +32,7 @@ public class JobStore {
   private static final String JOB_COLUMNS =
       "uid, kind, status, owner_kind, owner_id, preferred_name, payload::text, result::text,"
           + " error, retry_count, created_at, started_at, completed_at, updated_at, duration_ms,"
-          + " last_accessed_at, expires_at, bytes_in, bytes_out, item_count";
+          + " last_accessed_at, expires_at, bytes_in, bytes_out, item_count, epoch";
 
   /**
    * JobClaimMany: the oldest pending jobs of a kind become running under this owner's epoch. One
@@ -437,6 +437,7 @@ public class JobStore {
     job.bytesIn = rs.getObject(offset + 18, Long.class);
     job.bytesOut = rs.getObject(offset + 19, Long.class);
     job.itemCount = rs.getObject(offset + 20, Long.class);
+    job.epoch = rs.getObject(offset + 21, Long.class);
     return job;
   }
 

@@ -97,6 +97,9 @@ public class Job extends PanacheEntityBase {
   @Column(name = "item_count")
   public Long itemCount;
 
+  /** Fencing epoch of the owner that claimed the job; null while it was never claimed. */
+  public Long epoch;
+
   /** The owner, or null for a job enqueued without one. */
   public Owner owner() {
     return ownerKind == null || ownerId == null ? null : new Owner(ownerKind, ownerId);

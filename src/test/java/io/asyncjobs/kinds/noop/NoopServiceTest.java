@@ -45,6 +45,27 @@ class NoopServiceTest {
   }
 
   @Test
+  void shouldRecordAnExecutionOnlyWhileItsEpochStillHoldsTheJob() throws Exception {
+    db.clearJobs();
+    db.update("DELETE FROM noop_executions");
+    UUID kept = queue.enqueue("noop", Map.of("record", true), null, null, null);
+    UUID fenced = queue.enqueue("noop", Map.of("record", true, "sleep_ms", 300), null, null, null);
+
+    noop.runOnce();
+    // While the second one sleeps, a newer owner takes it over.
+    db.update("UPDATE jobs SET epoch = epoch + 1 WHERE uid = ?", fenced);
+    assertThat(noop.awaitTasks(Duration.ofSeconds(5))).isTrue();
+
+    assertThat(db.query("SELECT uid, epoch FROM noop_executions"))
+        .singleElement()
+        .satisfies(
+            row -> {
+              assertThat(row.get("uid")).isEqualTo(kept);
+              assertThat(row.get("epoch")).isEqualTo(queue.getJob(kept).orElseThrow().epoch);
+            });
+  }
+
+  @Test
   void shouldRejectASleepThatIsNotAWholeNumberInRange() {
     assertThatThrownBy(() -> NoopService.sleepMs(Map.of("sleep_ms", "soon")))
         .hasMessageContaining("whole number");

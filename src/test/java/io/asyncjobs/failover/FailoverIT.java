@@ -1,0 +1,202 @@
+package io.asyncjobs.failover;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.asyncjobs.db.EmbeddedPostgresLauncher;
+import io.asyncjobs.queue.JobIds;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Two real replicas of the packaged application share one PostgreSQL; the owner dies (kill -9) or
+ * is stopped (SIGTERM) in the middle of 1,000 jobs, and the other must take over and finish them.
+ * Takeover times are printed and written to target/failover/takeover.txt.
+ */
+class FailoverIT {
+
+  private static final int JOBS = 1_000;
+  private static final int MAX_CONCURRENT = 4;
+  private static final Duration RETRY_PERIOD = Duration.ofSeconds(2);
+  private static final Duration LEASE_DURATION = Duration.ofSeconds(15);
+
+  private EmbeddedPostgres postgres;
+  private String url;
+  private ServiceProcess a;
+  private ServiceProcess b;
+
+  @BeforeAll
+  static void forgetEarlierRuns() throws Exception {
+    Files.deleteIfExists(Path.of("target", "failover", "takeover.txt"));
+  }
+
+  @BeforeEach
+  void startCluster() throws Exception {
+    Path root = Files.createDirectories(Path.of("target", "failover"));
+    postgres =
+        EmbeddedPostgresLauncher.start(
+            Files.createTempDirectory(root, "pg"), Path.of("target", "embedded-postgres"), true);
+    url = EmbeddedPostgresLauncher.jdbcUrl(postgres);
+    Map<String, String> env = new HashMap<>();
+    env.put("QUARKUS_DATASOURCE_JDBC_URL", url);
+    env.put("QUARKUS_DATASOURCE_USERNAME", EmbeddedPostgresLauncher.USER);
+    env.put("QUARKUS_DATASOURCE_PASSWORD", "");
+    env.put("JOBS_DATA_DIR", Files.createTempDirectory(root, "data").toString());
+    env.put("JOBS_LOCK_MODE", "postgres");
+    env.put("JOBS_LOCK_RETRY_PERIOD", RETRY_PERIOD.toSeconds() + "s");
+    env.put("JOBS_LOCK_HANDOVER_GRACE", "5s");
+    env.put("JOBS_SERVICES_NOOP_ENABLED", "true");
+    env.put("JOBS_SERVICES_NOOP_MAX_CONCURRENT", Integer.toString(MAX_CONCURRENT));
+    a = ServiceProcess.start("a", env);
+    a.awaitReady(Duration.ofSeconds(60));
+    b = ServiceProcess.start("b", env);
+    b.awaitReady(Duration.ofSeconds(60));
+  }
+
+  @AfterEach
+  void stopCluster() throws Exception {
+    if (a != null) {
+      a.close();
+    }
+    if (b != null) {
+      b.close();
+    }
+    if (postgres != null) {
+      postgres.close();
+    }
+  }
+
+  @Test
+  void shouldFinishEveryJobAfterTheOwnerIsKilled() throws Exception {
+    ServiceProcess owner = a.isOwner() ? a : b;
+    ServiceProcess other = owner == a ? b : a;
+    assertThat(other.isOwner()).isFalse();
+    enqueueNoopJobs();
+    awaitDone(JOBS / 4, Duration.ofSeconds(60));
+
+    owner.kill();
+    Duration takeover = awaitOwner(other, LEASE_DURATION.plusSeconds(2));
+    report("postgres kill -9", takeover);
+
+    awaitDone(JOBS, Duration.ofSeconds(90));
+    assertThat(count("SELECT count(*) FROM jobs WHERE status <> 'done'")).isZero();
+    assertThat(count("SELECT coalesce(max(retry_count), 0) FROM jobs")).isLessThanOrEqualTo(1);
+    // Every job took effect under the epoch it completed with; only jobs that were running when
+    // the owner died may have taken effect once more, under the dead owner's epoch.
+    assertThat(
+            count(
+                "SELECT count(*) FROM jobs j WHERE NOT EXISTS (SELECT 1 FROM noop_executions e"
+                    + " WHERE e.uid = j.uid AND e.epoch = j.epoch)"))
+        .isZero();
+    assertThat(
+            count(
+                "SELECT count(*) FROM (SELECT uid FROM noop_executions GROUP BY uid"
+                    + " HAVING count(*) > 1) twice"))
+        .isLessThanOrEqualTo(MAX_CONCURRENT);
+    assertThat(takeover).isLessThanOrEqualTo(LEASE_DURATION.plusSeconds(2));
+  }
+
+  @Test
+  void shouldHandOverWithoutRetriesOnSigterm() throws Exception {
+    ServiceProcess owner = a.isOwner() ? a : b;
+    ServiceProcess other = owner == a ? b : a;
+    enqueueNoopJobs();
+    awaitDone(JOBS / 4, Duration.ofSeconds(60));
+
+    owner.terminate();
+    Duration handover = awaitOwner(other, Duration.ofSeconds(10));
+    report("postgres SIGTERM", handover);
+    assertThat(owner.awaitExit(Duration.ofSeconds(30))).isTrue();
+
+    awaitDone(JOBS, Duration.ofSeconds(90));
+    assertThat(count("SELECT count(*) FROM jobs WHERE status <> 'done'")).isZero();
+    assertThat(count("SELECT count(*) FROM jobs WHERE retry_count > 0")).isZero();
+    assertThat(
+            count(
+                "SELECT count(*) FROM (SELECT uid FROM noop_executions GROUP BY uid"
+                    + " HAVING count(*) <> 1) not_once"))
+        .isZero();
+    assertThat(count("SELECT count(DISTINCT uid) FROM noop_executions")).isEqualTo(JOBS);
+    assertThat(handover).isLessThan(Duration.ofSeconds(2));
+  }
+
+  private void enqueueNoopJobs() throws SQLException {
+    try (Connection c = connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO jobs (uid, kind, status, payload, created_at, updated_at, expires_at)"
+                    + " VALUES (?, 'noop', 'pending', '{\"sleep_ms\": 5, \"record\": true}',"
+                    + " now(), now(), now() + interval '1 day')")) {
+      for (int i = 0; i < JOBS; i++) {
+        UUID uid = JobIds.next();
+        ps.setObject(1, uid);
+        ps.addBatch();
+      }
+      ps.executeBatch();
+      try (Statement s = c.createStatement()) {
+        s.execute("NOTIFY jobs_enqueued, 'noop'");
+      }
+    }
+  }
+
+  private void awaitDone(int done, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (count("SELECT count(*) FROM jobs WHERE status = 'done'") < done) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(
+            "only " + count("SELECT count(*) FROM jobs WHERE status = 'done'") + " jobs done");
+      }
+      Thread.sleep(20);
+    }
+  }
+
+  private static Duration awaitOwner(ServiceProcess replica, Duration timeout) throws Exception {
+    long start = System.nanoTime();
+    long deadline = start + timeout.toNanos();
+    while (!replica.isOwner()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(replica.name + " did not take over within " + timeout);
+      }
+      Thread.sleep(20);
+    }
+    return Duration.ofNanos(System.nanoTime() - start);
+  }
+
+  private long count(String sql) throws SQLException {
+    try (Connection c = connect();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private Connection connect() throws SQLException {
+    return DriverManager.getConnection(url, EmbeddedPostgresLauncher.USER, "");
+  }
+
+  private static void report(String what, Duration takeover) throws Exception {
+    Path file = Path.of("target", "failover", "takeover.txt");
+    Files.createDirectories(file.getParent());
+    System.out.printf("%s: takeover in %d ms%n", what, takeover.toMillis());
+    Files.writeString(
+        file,
+        what + ": " + takeover.toMillis() + " ms\n",
+        java.nio.file.StandardOpenOption.CREATE,
+        java.nio.file.StandardOpenOption.APPEND);
+  }
+}

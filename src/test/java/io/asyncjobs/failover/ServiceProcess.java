@@ -1,0 +1,120 @@
+package io.asyncjobs.failover;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+/** One replica of the packaged application, started as its own process on a loopback port. */
+final class ServiceProcess implements AutoCloseable {
+
+  private static final Path RUNNER = Path.of("target", "quarkus-app", "quarkus-run.jar");
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+
+  final String name;
+  final int port;
+  private final Process process;
+
+  private ServiceProcess(String name, int port, Process process) {
+    this.name = name;
+    this.port = port;
+    this.process = process;
+  }
+
+  /** Starts a replica named {@code name}; its output goes to target/failover/NAME.log. */
+  static ServiceProcess start(String name, Map<String, String> env) throws IOException {
+    if (!Files.exists(RUNNER)) {
+      throw new IllegalStateException(RUNNER + " is missing: run the package phase first");
+    }
+    int port = freePort();
+    Path log = Files.createDirectories(Path.of("target", "failover")).resolve(name + ".log");
+    ProcessBuilder builder =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m",
+                "-jar",
+                RUNNER.toString())
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile());
+    builder.environment().putAll(env);
+    builder.environment().put("QUARKUS_HTTP_HOST", "127.0.0.1");
+    builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
+    builder.environment().put("JOBS_LOCK_IDENTITY", name);
+    return new ServiceProcess(name, port, builder.start());
+  }
+
+  /** Waits until the replica answers its readiness check. */
+  void awaitReady(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException(name + " exited with " + process.exitValue());
+      }
+      if (ready() != null) {
+        return;
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException(name + " was not ready within " + timeout);
+  }
+
+  /** Whether the replica reports that it owns the lock; false when it does not answer. */
+  boolean isOwner() {
+    String body = ready();
+    return body != null && body.replace(" ", "").contains("\"owner\":true");
+  }
+
+  /** kill -9. */
+  void kill() throws InterruptedException {
+    process.destroyForcibly();
+    process.waitFor();
+  }
+
+  /** SIGTERM, as Kubernetes stops a pod. */
+  void terminate() {
+    process.destroy();
+  }
+
+  /** Waits for the process to end after {@link #terminate()}. */
+  boolean awaitExit(Duration timeout) throws InterruptedException {
+    return process.waitFor(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (process.isAlive()) {
+      process.destroyForcibly();
+      process.waitFor();
+    }
+  }
+
+  private String ready() {
+    try {
+      HttpResponse<String> response =
+          HTTP.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/q/health/ready"))
+                  .timeout(Duration.ofSeconds(2))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      return response.statusCode() == 200 ? response.body() : null;
+    } catch (IOException e) {
+      return null;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return null;
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    }
+  }
+}
