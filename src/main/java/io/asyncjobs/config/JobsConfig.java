@@ -133,6 +133,9 @@ public interface JobsConfig {
     @Pattern(regexp = "[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
     String name();
 
+    /** The Lease's namespace; defaults to the client's (the pod's own namespace in a cluster). */
+    Optional<String> namespace();
+
     /** This replica's name; defaults to the pod name (POD_NAME), then the host name. */
     Optional<String> identity();
 

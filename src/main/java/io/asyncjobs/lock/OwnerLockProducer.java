@@ -1,10 +1,17 @@
 package io.asyncjobs.lock;
 
+import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.config.JobsConfig;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Disposes;
+import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.Produces;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -20,27 +27,41 @@ public class OwnerLockProducer {
   OwnerLock ownerLock(
       JobsConfig config,
       MeterRegistry registry,
+      AgroalDataSource dataSource,
+      Instance<KubernetesClient> kubernetes,
       @ConfigProperty(name = "quarkus.datasource.jdbc.url") String url,
       @ConfigProperty(name = "quarkus.datasource.username") Optional<String> user,
       @ConfigProperty(name = "quarkus.datasource.password") Optional<String> password) {
     JobsConfig.Lock lock = config.lock();
-    JobsConfig.Lock.Mode mode = lock.mode();
     if (lock.renewDeadline().compareTo(lock.leaseDuration()) >= 0) {
       throw new IllegalArgumentException(
           "jobs.lock.renew-deadline must be shorter than jobs.lock.lease-duration");
-    }
-    if (mode == JobsConfig.Lock.Mode.KUBERNETES) {
-      throw new IllegalStateException(
-          "jobs.lock.mode=kubernetes: the Lease lock is not in this build yet;"
-              + " use jobs.lock.mode=postgres");
-    }
-    if (mode == JobsConfig.Lock.Mode.AUTO && System.getenv("KUBERNETES_SERVICE_HOST") != null) {
-      LOG.warn("Running in a cluster; the Lease lock is not in this build yet, using PostgreSQL");
     }
     String identity = Identity.of(lock);
     AtomicReference<OwnerLock> self = new AtomicReference<>();
     LockMetrics metrics =
         new LockMetrics(registry, () -> self.get() != null && self.get().isOwner());
+    if (useKubernetes(lock.mode())) {
+      KubernetesClient client = kubernetes.get();
+      String namespace =
+          lock.namespace()
+              .orElseGet(() -> Optional.ofNullable(client.getNamespace()).orElse("default"));
+      KubernetesOwnerLock lease =
+          new KubernetesOwnerLock(
+              client,
+              namespace,
+              lock.name(),
+              identity,
+              lock.leaseDuration(),
+              lock.renewDeadline(),
+              lock.retryPeriod(),
+              () -> nextEpoch(dataSource),
+              metrics);
+      self.set(lease);
+      lease.start();
+      LOG.infof("Owner lock: Lease %s/%s, identity %s", namespace, lock.name(), identity);
+      return lease;
+    }
     PostgresOwnerLock postgres =
         new PostgresOwnerLock(
             url,
@@ -55,6 +76,27 @@ public class OwnerLockProducer {
     postgres.start();
     LOG.infof("Owner lock: PostgreSQL advisory lock, identity %s", identity);
     return postgres;
+  }
+
+  /** {@code auto} means Kubernetes exactly when running in a pod (the API server is announced). */
+  static boolean useKubernetes(JobsConfig.Lock.Mode mode) {
+    return switch (mode) {
+      case KUBERNETES -> true;
+      case POSTGRES -> false;
+      case AUTO -> System.getenv("KUBERNETES_SERVICE_HOST") != null;
+    };
+  }
+
+  /** A fencing epoch larger than every earlier one, from the database sequence. */
+  static long nextEpoch(AgroalDataSource dataSource) {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT nextval('jobs_owner_epoch_seq')")) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not take a fencing epoch", e);
+    }
   }
 
   void release(@Disposes OwnerLock lock) {

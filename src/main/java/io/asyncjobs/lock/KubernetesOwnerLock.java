@@ -1,0 +1,219 @@
+package io.asyncjobs.lock;
+
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
+import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElectionConfigBuilder;
+import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElector;
+import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.jboss.logging.Logger;
+
+/**
+ * The owner lock as a Kubernetes Lease, elected with fabric8's {@link LeaderElector}. The elector
+ * renews the Lease; this class does not take its word for it. It reads the Lease every retry period
+ * and counts a renewal as confirmed only when the Lease names this replica and its renew time has
+ * moved since the last read. Once the last confirmed renewal is older than the renew deadline, the
+ * replica stops claiming even if the elector never called its stop callback (it has been seen not
+ * to when reads succeed and writes fail). The fencing epoch comes from the database sequence, not
+ * from the Lease's transition count, because that count does not move when the same pod takes the
+ * Lease back, and every holding needs a larger epoch than the one before.
+ */
+public final class KubernetesOwnerLock implements OwnerLock {
+
+  private static final Logger LOG = Logger.getLogger(KubernetesOwnerLock.class);
+
+  private final KubernetesClient client;
+  private final String namespace;
+  private final String name;
+  private final String identity;
+  private final Duration leaseDuration;
+  private final Duration renewDeadline;
+  private final Duration retryPeriod;
+  private final LongSupplier nextEpoch;
+  private final LockMetrics metrics;
+  private final ScheduledExecutorService observer;
+
+  private volatile LeaderElector elector;
+  private volatile CompletableFuture<?> election;
+  private volatile boolean leading;
+  private volatile boolean released;
+  private volatile long epoch;
+  private volatile Instant since;
+  private volatile long lastConfirmedNanos;
+  private volatile Object lastRenewTime;
+
+  /**
+   * A candidate for the Lease {@code namespace/name}; call {@link #start()} to compete.
+   *
+   * @param nextEpoch hands out a larger fencing epoch on every call
+   */
+  public KubernetesOwnerLock(
+      KubernetesClient client,
+      String namespace,
+      String name,
+      String identity,
+      Duration leaseDuration,
+      Duration renewDeadline,
+      Duration retryPeriod,
+      LongSupplier nextEpoch,
+      LockMetrics metrics) {
+    this.client = client;
+    this.namespace = Objects.requireNonNull(namespace, "namespace");
+    this.name = name;
+    this.identity = identity;
+    this.leaseDuration = leaseDuration;
+    this.renewDeadline = renewDeadline;
+    this.retryPeriod = retryPeriod;
+    this.nextEpoch = nextEpoch;
+    this.metrics = metrics;
+    this.observer =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread thread = new Thread(r, "jobs-owner-lease");
+              thread.setDaemon(true);
+              return thread;
+            });
+  }
+
+  /** Starts the election and the renewal observer. */
+  public void start() {
+    elector =
+        client
+            .leaderElector()
+            .withConfig(
+                new LeaderElectionConfigBuilder()
+                    .withName(name)
+                    .withLock(new LeaseLock(namespace, name, identity))
+                    .withLeaseDuration(leaseDuration)
+                    .withRenewDeadline(renewDeadline)
+                    .withRetryPeriod(retryPeriod)
+                    .withReleaseOnCancel(true)
+                    .withLeaderCallbacks(
+                        new LeaderCallbacks(
+                            this::onStartLeading, this::onStopLeading, leader -> {}))
+                    .build())
+            .build();
+    election = elector.start();
+    observer.scheduleWithFixedDelay(
+        this::observe, retryPeriod.toMillis(), retryPeriod.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public boolean isOwner() {
+    return leading && System.nanoTime() - lastConfirmedNanos < renewDeadline.toNanos();
+  }
+
+  @Override
+  public long epoch() {
+    return epoch;
+  }
+
+  @Override
+  public String identity() {
+    return identity;
+  }
+
+  @Override
+  public OwnerStatus status() {
+    boolean owner = isOwner();
+    return new OwnerStatus("kubernetes", identity, owner, epoch, owner ? since : null);
+  }
+
+  @Override
+  public synchronized void release() {
+    if (released) {
+      return;
+    }
+    released = true;
+    observer.shutdownNow();
+    LeaderElector current = elector;
+    if (current != null && leading) {
+      // Hands the Lease over now instead of letting it run out.
+      current.release();
+      LOG.infof("Released the Lease %s/%s (epoch %d)", namespace, name, epoch);
+    }
+    CompletableFuture<?> running = election;
+    if (running != null) {
+      running.cancel(true);
+    }
+    stopLeading(null);
+  }
+
+  /** Stops competing and renewing; releases only if the elector can still reach the server. */
+  void abandon() {
+    released = true;
+    observer.shutdownNow();
+    LeaderElector current = elector;
+    elector = null;
+    CompletableFuture<?> running = election;
+    if (running != null) {
+      running.cancel(true);
+    }
+    leading = false;
+    if (current != null) {
+      LOG.debugf("%s abandoned the Lease", identity);
+    }
+  }
+
+  private void onStartLeading() {
+    epoch = nextEpoch.getAsLong();
+    since = Instant.now();
+    lastConfirmedNanos = System.nanoTime();
+    lastRenewTime = null;
+    leading = true;
+    metrics.ownershipChanged();
+    LOG.infof(
+        "%s owns the job queue now (Lease %s/%s, epoch %d)", identity, namespace, name, epoch);
+  }
+
+  private void onStopLeading() {
+    stopLeading("the elector stopped leading");
+  }
+
+  private void stopLeading(String why) {
+    if (leading) {
+      leading = false;
+      since = null;
+      metrics.ownershipChanged();
+      if (why != null) {
+        LOG.warnf("%s lost the Lease (epoch %d): %s", identity, epoch, why);
+      }
+    }
+  }
+
+  /** Confirms a renewal by reading the Lease; never throws. */
+  void observe() {
+    if (!leading) {
+      return;
+    }
+    try {
+      Lease lease = client.leases().inNamespace(namespace).withName(name).get();
+      if (lease == null || lease.getSpec() == null) {
+        metrics.renewalFailed();
+        return;
+      }
+      if (!identity.equals(lease.getSpec().getHolderIdentity())) {
+        metrics.renewalFailed();
+        stopLeading("the Lease names " + lease.getSpec().getHolderIdentity());
+        return;
+      }
+      Object renewTime = lease.getSpec().getRenewTime();
+      if (renewTime != null && !renewTime.equals(lastRenewTime)) {
+        lastRenewTime = renewTime;
+        lastConfirmedNanos = System.nanoTime();
+        metrics.renewed();
+      }
+    } catch (RuntimeException e) {
+      metrics.renewalFailed();
+      LOG.debugf("Reading the Lease failed: %s", e.getMessage());
+    }
+  }
+}
