@@ -2,7 +2,6 @@ package io.asyncjobs.engine;
 
 import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.lock.OwnerLock;
-import io.asyncjobs.lock.PostgresOwnerLock;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -83,7 +82,7 @@ public class EnqueueListener {
       try (Connection connection = DriverManager.getConnection(url, user, password)) {
         try (Statement s = connection.createStatement()) {
           s.execute("LISTEN " + CHANNEL);
-          s.execute("LISTEN " + PostgresOwnerLock.RELEASED_CHANNEL);
+          s.execute("LISTEN " + OwnerLock.RELEASED_CHANNEL);
         }
         if (!first) {
           LOG.info("Enqueue listener reconnected; waking every service");
@@ -96,7 +95,7 @@ public class EnqueueListener {
           PGNotification[] notifications = pg.getNotifications(POLL_MILLIS);
           if (notifications != null) {
             for (PGNotification n : notifications) {
-              if (PostgresOwnerLock.RELEASED_CHANNEL.equals(n.getName())) {
+              if (OwnerLock.RELEASED_CHANNEL.equals(n.getName())) {
                 ownerLock.attemptSoon();
               } else {
                 manager.wake(n.getParameter());

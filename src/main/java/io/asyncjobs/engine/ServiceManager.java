@@ -1,5 +1,6 @@
 package io.asyncjobs.engine;
 
+import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.queue.JobsEnqueued;
@@ -14,6 +15,9 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.TransactionPhase;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
@@ -41,12 +45,19 @@ public class ServiceManager {
   private final Set<String> failing = ConcurrentHashMap.newKeySet();
   private final JobsConfig config;
   private final OwnerLock ownerLock;
+  private final AgroalDataSource dataSource;
   private final EngineContext context;
 
   ServiceManager(
-      JobsConfig config, OwnerLock ownerLock, JobStore store, SettingsStore settings, Clock clock) {
+      JobsConfig config,
+      OwnerLock ownerLock,
+      JobStore store,
+      SettingsStore settings,
+      Clock clock,
+      AgroalDataSource dataSource) {
     this.config = config;
     this.ownerLock = ownerLock;
+    this.dataSource = dataSource;
     this.context =
         new EngineContext(
             store,
@@ -72,16 +83,32 @@ public class ServiceManager {
    */
   void onStop(@Observes ShutdownEvent event) {
     try {
-      if (ownerLock.isOwner()) {
+      boolean owner = ownerLock.isOwner();
+      if (owner) {
         handOver(config.lock().handoverGrace());
       }
       ownerLock.release();
+      if (owner) {
+        announceRelease();
+      }
     } catch (RuntimeException e) {
       LOG.errorf(e, "Graceful handover failed; the next owner recovers the running jobs");
     } finally {
       for (BaseService service : all()) {
         service.stop();
       }
+    }
+  }
+
+  /** Tells the other replicas, through the database, to try for the lock now. */
+  private void announceRelease() {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT pg_notify(?, ?)")) {
+      ps.setString(1, OwnerLock.RELEASED_CHANNEL);
+      ps.setString(2, ownerLock.identity());
+      ps.execute();
+    } catch (SQLException e) {
+      LOG.warnf("Could not announce the lock release (%s); others take it at their next retry", e);
     }
   }
 

@@ -8,6 +8,8 @@ import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -85,6 +87,12 @@ public final class KubernetesOwnerLock implements OwnerLock {
 
   /** Starts the election and the renewal observer. */
   public void start() {
+    startElection();
+    observer.scheduleWithFixedDelay(
+        this::observe, retryPeriod.toMillis(), retryPeriod.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private synchronized void startElection() {
     elector =
         client
             .leaderElector()
@@ -102,8 +110,6 @@ public final class KubernetesOwnerLock implements OwnerLock {
                     .build())
             .build();
     election = elector.start();
-    observer.scheduleWithFixedDelay(
-        this::observe, retryPeriod.toMillis(), retryPeriod.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   @Override
@@ -136,8 +142,8 @@ public final class KubernetesOwnerLock implements OwnerLock {
     observer.shutdownNow();
     LeaderElector current = elector;
     if (current != null && leading) {
-      // Hands the Lease over now instead of letting it run out.
       current.release();
+      expireLease();
       LOG.infof("Released the Lease %s/%s (epoch %d)", namespace, name, epoch);
     }
     CompletableFuture<?> running = election;
@@ -160,6 +166,34 @@ public final class KubernetesOwnerLock implements OwnerLock {
     leading = false;
     if (current != null) {
       LOG.debugf("%s abandoned the Lease", identity);
+    }
+  }
+
+  /**
+   * The elector's release still leaves the Lease valid for a second; backdating its renew time past
+   * a lease duration lets the next candidate take it at its very next attempt.
+   */
+  private void expireLease() {
+    try {
+      client
+          .leases()
+          .inNamespace(namespace)
+          .withName(name)
+          .edit(
+              lease -> {
+                if (lease.getSpec() != null
+                    && (lease.getSpec().getHolderIdentity() == null
+                        || identity.equals(lease.getSpec().getHolderIdentity()))) {
+                  lease.getSpec().setHolderIdentity(null);
+                  lease
+                      .getSpec()
+                      .setRenewTime(
+                          ZonedDateTime.now(ZoneOffset.UTC).minus(leaseDuration.multipliedBy(2)));
+                }
+                return lease;
+              });
+    } catch (RuntimeException e) {
+      LOG.debugf("Could not expire the released Lease: %s", e.getMessage());
     }
   }
 

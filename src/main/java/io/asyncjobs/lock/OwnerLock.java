@@ -6,6 +6,9 @@ package io.asyncjobs.lock;
  */
 public interface OwnerLock {
 
+  /** NOTIFY channel on which a releasing owner tells the other replicas to try at once. */
+  String RELEASED_CHANNEL = "jobs_owner_released";
+
   /**
    * Whether this replica holds the lock and may claim and write jobs now. False as soon as the last
    * confirmed renewal is older than the renew deadline, whatever the lock's implementation

@@ -26,9 +26,6 @@ import org.jboss.logging.Logger;
  */
 public final class PostgresOwnerLock implements OwnerLock {
 
-  /** NOTIFY channel on which a releasing owner tells the other replicas to try at once. */
-  public static final String RELEASED_CHANNEL = "jobs_owner_released";
-
   private static final Logger LOG = Logger.getLogger(PostgresOwnerLock.class);
 
   /** LockTryAcquire: takes the lock if nobody holds it; never waits. */
@@ -153,13 +150,9 @@ public final class PostgresOwnerLock implements OwnerLock {
     released = true;
     timer.shutdownNow();
     if (held && connection != null) {
-      try (PreparedStatement unlock = connection.prepareStatement("SELECT pg_advisory_unlock(?)");
-          PreparedStatement notify = connection.prepareStatement("SELECT pg_notify(?, ?)")) {
+      try (PreparedStatement unlock = connection.prepareStatement("SELECT pg_advisory_unlock(?)")) {
         unlock.setLong(1, key);
         unlock.execute();
-        notify.setString(1, RELEASED_CHANNEL);
-        notify.setString(2, identity);
-        notify.execute();
         LOG.infof("Released the owner lock (epoch %d)", epoch);
       } catch (SQLException e) {
         LOG.warnf("Could not release the owner lock cleanly (%s); closing its connection", e);

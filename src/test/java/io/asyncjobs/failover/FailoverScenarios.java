@@ -18,31 +18,32 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * Two real replicas of the packaged application share one PostgreSQL; the owner dies (kill -9) or
  * is stopped (SIGTERM) in the middle of 1,000 jobs, and the other must take over and finish them.
- * Takeover times are printed and written to target/failover/takeover.txt.
+ * Takeover times are printed and kept in target/failover/takeover-*.txt. Each lock mode runs these
+ * scenarios in its own subclass.
  */
-class FailoverIT {
+abstract class FailoverScenarios {
 
   private static final int JOBS = 1_000;
   private static final int MAX_CONCURRENT = 4;
-  private static final Duration RETRY_PERIOD = Duration.ofSeconds(2);
-  private static final Duration LEASE_DURATION = Duration.ofSeconds(15);
+  static final Duration RETRY_PERIOD = Duration.ofSeconds(2);
+  static final Duration LEASE_DURATION = Duration.ofSeconds(15);
 
   private EmbeddedPostgres postgres;
   private String url;
   private ServiceProcess a;
   private ServiceProcess b;
 
-  @BeforeAll
-  static void forgetEarlierRuns() throws Exception {
-    Files.deleteIfExists(Path.of("target", "failover", "takeover.txt"));
-  }
+  /** The lock mode's name in reports. */
+  abstract String mode();
+
+  /** Environment that puts a replica in this lock mode (and whatever it needs to reach). */
+  abstract Map<String, String> lockEnvironment() throws Exception;
 
   @BeforeEach
   void startCluster() throws Exception {
@@ -56,14 +57,15 @@ class FailoverIT {
     env.put("QUARKUS_DATASOURCE_USERNAME", EmbeddedPostgresLauncher.USER);
     env.put("QUARKUS_DATASOURCE_PASSWORD", "");
     env.put("JOBS_DATA_DIR", Files.createTempDirectory(root, "data").toString());
-    env.put("JOBS_LOCK_MODE", "postgres");
     env.put("JOBS_LOCK_RETRY_PERIOD", RETRY_PERIOD.toSeconds() + "s");
+    env.put("JOBS_LOCK_LEASE_DURATION", LEASE_DURATION.toSeconds() + "s");
+    env.putAll(lockEnvironment());
     env.put("JOBS_LOCK_HANDOVER_GRACE", "5s");
     env.put("JOBS_SERVICES_NOOP_ENABLED", "true");
     env.put("JOBS_SERVICES_NOOP_MAX_CONCURRENT", Integer.toString(MAX_CONCURRENT));
-    a = ServiceProcess.start("a", env);
+    a = ServiceProcess.start(mode() + "-a", env);
     a.awaitReady(Duration.ofSeconds(60));
-    b = ServiceProcess.start("b", env);
+    b = ServiceProcess.start(mode() + "-b", env);
     b.awaitReady(Duration.ofSeconds(60));
   }
 
@@ -90,7 +92,7 @@ class FailoverIT {
 
     owner.kill();
     Duration takeover = awaitOwner(other, LEASE_DURATION.plusSeconds(2));
-    report("postgres kill -9", takeover);
+    report(mode() + " kill -9", takeover);
 
     awaitDone(JOBS, Duration.ofSeconds(90));
     assertThat(count("SELECT count(*) FROM jobs WHERE status <> 'done'")).isZero();
@@ -119,7 +121,7 @@ class FailoverIT {
 
     owner.terminate();
     Duration handover = awaitOwner(other, Duration.ofSeconds(10));
-    report("postgres SIGTERM", handover);
+    report(mode() + " SIGTERM", handover);
     assertThat(owner.awaitExit(Duration.ofSeconds(30))).isTrue();
 
     awaitDone(JOBS, Duration.ofSeconds(90));
@@ -189,14 +191,11 @@ class FailoverIT {
     return DriverManager.getConnection(url, EmbeddedPostgresLauncher.USER, "");
   }
 
+  /** Prints a takeover time and keeps it in target/failover/takeover-MODE-SCENARIO.txt. */
   private static void report(String what, Duration takeover) throws Exception {
-    Path file = Path.of("target", "failover", "takeover.txt");
+    Path file = Path.of("target", "failover", "takeover-" + what.replaceAll("\\W+", "-") + ".txt");
     Files.createDirectories(file.getParent());
     System.out.printf("%s: takeover in %d ms%n", what, takeover.toMillis());
-    Files.writeString(
-        file,
-        what + ": " + takeover.toMillis() + " ms\n",
-        java.nio.file.StandardOpenOption.CREATE,
-        java.nio.file.StandardOpenOption.APPEND);
+    Files.writeString(file, what + ": " + takeover.toMillis() + " ms\n");
   }
 }
