@@ -138,11 +138,7 @@ public abstract class JobService extends BaseService {
     EngineContext ctx = requireContext();
     runLock.lock();
     try {
-      ServiceSettings settings = lastSettings;
-      if (settings == null) {
-        settings = ctx.settings().effective(kind());
-        lastSettings = settings;
-      }
+      ServiceSettings settings = lastTickSettings(ctx);
       Instant now = ctx.clock().now();
       long epoch = ownerLock().epoch();
       Reaped reaped = collectFinished(settings, now);
@@ -237,10 +233,7 @@ public abstract class JobService extends BaseService {
     EngineContext ctx = requireContext();
     runLock.lock();
     try {
-      ServiceSettings settings = lastSettings;
-      if (settings == null) {
-        settings = ctx.settings().effective(kind());
-      }
+      ServiceSettings settings = lastTickSettings(ctx);
       Instant now = ctx.clock().now();
       Reaped reaped = new Reaped();
       List<UUID> unfinished = new ArrayList<>();
@@ -269,6 +262,16 @@ public abstract class JobService extends BaseService {
     } finally {
       runLock.unlock();
     }
+  }
+
+  /** The settings the last tick read, or the current ones before the first tick. */
+  private ServiceSettings lastTickSettings(EngineContext ctx) {
+    ServiceSettings settings = lastSettings;
+    if (settings == null) {
+      settings = ctx.settings().effective(kind());
+      lastSettings = settings;
+    }
+    return settings;
   }
 
   /** Jobs this process is working on now. */

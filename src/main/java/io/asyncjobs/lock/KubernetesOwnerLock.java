@@ -7,7 +7,6 @@ import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElectionConfig
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.util.Objects;
@@ -43,13 +42,11 @@ public final class KubernetesOwnerLock implements OwnerLock {
   private final LockMetrics metrics;
   private final ScheduledExecutorService observer;
 
+  private final Holding holding;
+
   private volatile LeaderElector elector;
   private volatile CompletableFuture<?> election;
-  private volatile boolean leading;
   private volatile boolean released;
-  private volatile long epoch;
-  private volatile Instant since;
-  private volatile long lastConfirmedNanos;
   private volatile Object lastRenewTime;
 
   /**
@@ -76,6 +73,7 @@ public final class KubernetesOwnerLock implements OwnerLock {
     this.retryPeriod = retryPeriod;
     this.nextEpoch = nextEpoch;
     this.metrics = metrics;
+    this.holding = new Holding(identity, renewDeadline, metrics);
     this.observer =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -114,12 +112,12 @@ public final class KubernetesOwnerLock implements OwnerLock {
 
   @Override
   public boolean isOwner() {
-    return leading && System.nanoTime() - lastConfirmedNanos < renewDeadline.toNanos();
+    return holding.trusted();
   }
 
   @Override
   public long epoch() {
-    return epoch;
+    return holding.epoch();
   }
 
   @Override
@@ -129,8 +127,7 @@ public final class KubernetesOwnerLock implements OwnerLock {
 
   @Override
   public OwnerStatus status() {
-    boolean owner = isOwner();
-    return new OwnerStatus("kubernetes", identity, owner, epoch, owner ? since : null);
+    return holding.status("kubernetes");
   }
 
   @Override
@@ -141,16 +138,16 @@ public final class KubernetesOwnerLock implements OwnerLock {
     released = true;
     observer.shutdownNow();
     LeaderElector current = elector;
-    if (current != null && leading) {
+    if (current != null && holding.held()) {
       current.release();
       expireLease();
-      LOG.infof("Released the Lease %s/%s (epoch %d)", namespace, name, epoch);
+      LOG.infof("Released the Lease %s/%s (epoch %d)", namespace, name, holding.epoch());
     }
     CompletableFuture<?> running = election;
     if (running != null) {
       running.cancel(true);
     }
-    stopLeading(null);
+    holding.end(null);
   }
 
   /** Stops competing and renewing; releases only if the elector can still reach the server. */
@@ -163,7 +160,7 @@ public final class KubernetesOwnerLock implements OwnerLock {
     if (running != null) {
       running.cancel(true);
     }
-    leading = false;
+    holding.end(null);
     if (current != null) {
       LOG.debugf("%s abandoned the Lease", identity);
     }
@@ -198,34 +195,17 @@ public final class KubernetesOwnerLock implements OwnerLock {
   }
 
   private void onStartLeading() {
-    epoch = nextEpoch.getAsLong();
-    since = Instant.now();
-    lastConfirmedNanos = System.nanoTime();
     lastRenewTime = null;
-    leading = true;
-    metrics.ownershipChanged();
-    LOG.infof(
-        "%s owns the job queue now (Lease %s/%s, epoch %d)", identity, namespace, name, epoch);
+    holding.begin(nextEpoch.getAsLong(), "Lease " + namespace + "/" + name);
   }
 
   private void onStopLeading() {
-    stopLeading("the elector stopped leading");
-  }
-
-  private void stopLeading(String why) {
-    if (leading) {
-      leading = false;
-      since = null;
-      metrics.ownershipChanged();
-      if (why != null) {
-        LOG.warnf("%s lost the Lease (epoch %d): %s", identity, epoch, why);
-      }
-    }
+    holding.end("the elector stopped leading");
   }
 
   /** Confirms a renewal by reading the Lease; never throws. */
   void observe() {
-    if (!leading) {
+    if (!holding.held()) {
       return;
     }
     try {
@@ -236,14 +216,13 @@ public final class KubernetesOwnerLock implements OwnerLock {
       }
       if (!identity.equals(lease.getSpec().getHolderIdentity())) {
         metrics.renewalFailed();
-        stopLeading("the Lease names " + lease.getSpec().getHolderIdentity());
+        holding.end("the Lease names " + lease.getSpec().getHolderIdentity());
         return;
       }
       Object renewTime = lease.getSpec().getRenewTime();
       if (renewTime != null && !renewTime.equals(lastRenewTime)) {
         lastRenewTime = renewTime;
-        lastConfirmedNanos = System.nanoTime();
-        metrics.renewed();
+        holding.confirmed();
       }
     } catch (RuntimeException e) {
       metrics.renewalFailed();

@@ -9,7 +9,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Properties;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -43,19 +42,15 @@ public final class PostgresOwnerLock implements OwnerLock {
   private final Properties connectionProperties;
   private final long key;
   private final String identity;
-  private final long renewDeadlineNanos;
   private final Duration retryPeriod;
+  private final Holding holding;
   private final LockMetrics metrics;
   private final ScheduledExecutorService timer;
 
   /** Touched only under this object's monitor. */
   private Connection connection;
 
-  private volatile boolean held;
   private volatile boolean released;
-  private volatile long epoch;
-  private volatile long lastConfirmedNanos;
-  private volatile Instant since;
 
   /**
    * A lock candidate; call {@link #start()} to begin competing.
@@ -94,8 +89,8 @@ public final class PostgresOwnerLock implements OwnerLock {
         "socketTimeout", Long.toString(Math.max(1, renewDeadline.toSeconds())));
     this.key = keyOf(name);
     this.identity = identity;
-    this.renewDeadlineNanos = renewDeadline.toNanos();
     this.retryPeriod = retryPeriod;
+    this.holding = new Holding(identity, renewDeadline, metrics);
     this.metrics = metrics;
     this.timer =
         Executors.newSingleThreadScheduledExecutor(
@@ -123,12 +118,12 @@ public final class PostgresOwnerLock implements OwnerLock {
 
   @Override
   public boolean isOwner() {
-    return held && System.nanoTime() - lastConfirmedNanos < renewDeadlineNanos;
+    return holding.trusted();
   }
 
   @Override
   public long epoch() {
-    return epoch;
+    return holding.epoch();
   }
 
   @Override
@@ -138,8 +133,7 @@ public final class PostgresOwnerLock implements OwnerLock {
 
   @Override
   public OwnerStatus status() {
-    boolean owner = isOwner();
-    return new OwnerStatus("postgres", identity, owner, epoch, owner ? since : null);
+    return holding.status("postgres");
   }
 
   @Override
@@ -149,16 +143,16 @@ public final class PostgresOwnerLock implements OwnerLock {
     }
     released = true;
     timer.shutdownNow();
-    if (held && connection != null) {
+    if (holding.held() && connection != null) {
       try (PreparedStatement unlock = connection.prepareStatement("SELECT pg_advisory_unlock(?)")) {
         unlock.setLong(1, key);
         unlock.execute();
-        LOG.infof("Released the owner lock (epoch %d)", epoch);
+        LOG.infof("Released the owner lock (epoch %d)", holding.epoch());
       } catch (SQLException e) {
         LOG.warnf("Could not release the owner lock cleanly (%s); closing its connection", e);
       }
     }
-    lose(null);
+    holding.end(null);
     closeConnection();
   }
 
@@ -171,15 +165,15 @@ public final class PostgresOwnerLock implements OwnerLock {
       if (connection == null || connection.isClosed()) {
         connection = DriverManager.getConnection(url, connectionProperties);
       }
-      if (held) {
+      if (holding.held()) {
         confirm();
       } else {
         tryAcquire();
       }
     } catch (SQLException e) {
-      if (held) {
+      if (holding.held()) {
         metrics.renewalFailed();
-        lose("its connection failed: " + e.getMessage());
+        holding.end("its connection failed: " + e.getMessage());
       } else {
         LOG.debugf("Owner lock attempt failed: %s", e.getMessage());
       }
@@ -201,13 +195,8 @@ public final class PostgresOwnerLock implements OwnerLock {
             connection.prepareStatement("SELECT nextval('jobs_owner_epoch_seq')");
         ResultSet rs = ps.executeQuery()) {
       rs.next();
-      epoch = rs.getLong(1);
+      holding.begin(rs.getLong(1), "PostgreSQL advisory lock");
     }
-    since = Instant.now();
-    lastConfirmedNanos = System.nanoTime();
-    held = true;
-    metrics.ownershipChanged();
-    LOG.infof("%s owns the job queue now (epoch %d)", identity, epoch);
   }
 
   private void confirm() throws SQLException {
@@ -216,25 +205,13 @@ public final class PostgresOwnerLock implements OwnerLock {
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         if (rs.getLong(1) == 1) {
-          lastConfirmedNanos = System.nanoTime();
-          metrics.renewed();
+          holding.confirmed();
           return;
         }
       }
     }
     metrics.renewalFailed();
-    lose("the session no longer holds it");
-  }
-
-  private void lose(String why) {
-    if (held) {
-      held = false;
-      since = null;
-      metrics.ownershipChanged();
-      if (why != null) {
-        LOG.warnf("%s lost the owner lock (epoch %d): %s", identity, epoch, why);
-      }
-    }
+    holding.end("the session no longer holds it");
   }
 
   private void closeConnection() {
