@@ -18,6 +18,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jboss.logging.Logger;
 
@@ -33,6 +34,12 @@ import org.jboss.logging.Logger;
 public abstract class JobService extends BaseService {
 
   private static final Logger LOG = Logger.getLogger(JobService.class);
+
+  /** The task whose {@code process} runs on the current thread, for {@link #reportProgress}. */
+  private static final ThreadLocal<Task> CURRENT = new ThreadLocal<>();
+
+  /** Shortest interval between two progress writes of one job. */
+  private static final Duration PROGRESS_INTERVAL = Duration.ofSeconds(1);
 
   /** Only one run at a time: from the tick, a wake-up or a test. */
   private final ReentrantLock runLock = new ReentrantLock();
@@ -96,6 +103,27 @@ public abstract class JobService extends BaseService {
     return kind();
   }
 
+  /**
+   * Reports how far the job that {@code process} is working on has come; callers see it in the
+   * job's status. Cheap to call often: the owner writes it at most about once a second per job.
+   * Outside {@code process} it does nothing.
+   *
+   * @param fraction the part done, 0 to 1, or null when unknown
+   * @param itemsDone items (files, pages, hits) done so far, or null
+   */
+  protected final void reportProgress(Double fraction, Long itemsDone) {
+    if (fraction != null && !(fraction >= 0 && fraction <= 1)) {
+      throw new IllegalArgumentException("progress fraction must be between 0 and 1: " + fraction);
+    }
+    if (itemsDone != null && itemsDone < 0) {
+      throw new IllegalArgumentException("items done must not be negative: " + itemsDone);
+    }
+    Task task = CURRENT.get();
+    if (task != null) {
+      task.progress.set(new JobStore.ProgressReport(task.job.uid, fraction, itemsDone));
+    }
+  }
+
   /** The four steps, in order. Never runs concurrently with itself. */
   @Override
   public TickResult runOnce() {
@@ -107,6 +135,7 @@ public abstract class JobService extends BaseService {
       lastSettings = settings;
       long epoch = ownerLock().epoch();
       Reaped reaped = reap(settings, now);
+      recordProgress(epoch, now);
       JobStore.RescueCounts rescued = recoverOrphans(settings, epoch, now);
       int claimed = refill(settings, epoch, now);
       Swept swept = sweep(ctx, now);
@@ -363,6 +392,27 @@ public abstract class JobService extends BaseService {
     return reaped;
   }
 
+  /**
+   * Writes the progress running tasks reported since the last write, for each job at most once per
+   * {@link #PROGRESS_INTERVAL}.
+   */
+  private void recordProgress(long epoch, Instant now) {
+    List<JobStore.ProgressReport> reports = new ArrayList<>();
+    for (Task task : inFlight.values()) {
+      if (task.epoch != epoch
+          || (task.progressWrittenAt != null
+              && Duration.between(task.progressWrittenAt, now).compareTo(PROGRESS_INTERVAL) < 0)) {
+        continue;
+      }
+      JobStore.ProgressReport report = task.progress.getAndSet(null);
+      if (report != null) {
+        reports.add(report);
+        task.progressWrittenAt = now;
+      }
+    }
+    requireContext().store().progressMany(reports, epoch, now);
+  }
+
   // ---- step 2: recover orphans -----------------------------------------------------------
 
   private JobStore.RescueCounts recoverOrphans(ServiceSettings settings, long epoch, Instant now) {
@@ -427,11 +477,13 @@ public abstract class JobService extends BaseService {
   private void run(Task task) {
     Map<String, Object> result = null;
     Throwable failure = null;
+    CURRENT.set(task);
     try {
       result = process(task.job);
     } catch (Throwable e) { // an Error (say a stack overflow) fails the job like an exception
       failure = e;
     } finally {
+      CURRENT.remove();
       task.finish(result, failure, requireContext().clock().now());
       if (requireContext().wakeUps()) {
         requestWake();
@@ -554,6 +606,13 @@ public abstract class JobService extends BaseService {
     final Instant startedAt;
     final long epoch;
     volatile Future<?> future;
+
+    /** The latest progress reported and not yet written. */
+    final AtomicReference<JobStore.ProgressReport> progress = new AtomicReference<>();
+
+    /** When progress was last written; touched only under the run lock. */
+    Instant progressWrittenAt;
+
     private Map<String, Object> result;
     private Throwable failure;
     private Instant finishedAt;

@@ -32,7 +32,8 @@ public class JobStore {
   private static final String JOB_COLUMNS =
       "uid, kind, status, owner_kind, owner_id, preferred_name, payload::text, result::text,"
           + " error, retry_count, created_at, started_at, completed_at, updated_at, duration_ms,"
-          + " last_accessed_at, expires_at, bytes_in, bytes_out, item_count, epoch";
+          + " last_accessed_at, expires_at, bytes_in, bytes_out, item_count, epoch, progress,"
+          + " progress_items, progress_at";
 
   /**
    * JobClaimMany: the oldest pending jobs of a kind become running under this owner's epoch. One
@@ -134,6 +135,18 @@ public class JobStore {
       UPDATE jobs
          SET status = 'pending', started_at = NULL, updated_at = ?
        WHERE uid = ANY (?::uuid[]) AND status = 'running' AND epoch = ?
+      """;
+
+  /**
+   * JobProgressMany: writes the progress running jobs reported, each only while the job is still
+   * running under the writer's epoch.
+   */
+  private static final String JOB_PROGRESS_MANY =
+      """
+      UPDATE jobs j
+         SET progress = p.progress, progress_items = p.items, progress_at = ?
+        FROM unnest(?::uuid[], ?::float8[], ?::bigint[]) AS p(uid, progress, items)
+       WHERE j.uid = p.uid AND j.status = 'running' AND j.epoch = ?
       """;
 
   /** JobGetExpiredMany: finished jobs of a kind whose retention has passed, oldest expiry first. */
@@ -351,6 +364,36 @@ public class JobStore {
     }
   }
 
+  /** Writes reported progress of running jobs claimed under {@code epoch}; returns how many. */
+  public int progressMany(Collection<ProgressReport> reports, long epoch, Instant now) {
+    if (reports.isEmpty()) {
+      return 0;
+    }
+    UUID[] uids = reports.stream().map(ProgressReport::uid).toArray(UUID[]::new);
+    Double[] fractions = reports.stream().map(ProgressReport::fraction).toArray(Double[]::new);
+    Long[] items = reports.stream().map(ProgressReport::items).toArray(Long[]::new);
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_PROGRESS_MANY)) {
+      ps.setObject(1, timestamp(now));
+      ps.setArray(2, c.createArrayOf("uuid", uids));
+      ps.setArray(3, c.createArrayOf("float8", fractions));
+      ps.setArray(4, c.createArrayOf("bigint", items));
+      ps.setLong(5, epoch);
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new IllegalStateException("JobProgressMany failed", e);
+    }
+  }
+
+  /**
+   * Progress a running job reported.
+   *
+   * @param uid the job
+   * @param fraction 0 to 1, or null when only items are known
+   * @param items items done, or null
+   */
+  public record ProgressReport(UUID uid, Double fraction, Long items) {}
+
   /** Puts this owner's unfinished running jobs back to pending; returns how many. */
   public int releaseMany(Collection<UUID> uids, long epoch, Instant now) {
     if (uids.isEmpty()) {
@@ -438,6 +481,9 @@ public class JobStore {
     job.bytesOut = rs.getObject(offset + 19, Long.class);
     job.itemCount = rs.getObject(offset + 20, Long.class);
     job.epoch = rs.getObject(offset + 21, Long.class);
+    job.progress = rs.getObject(offset + 22, Double.class);
+    job.progressItems = rs.getObject(offset + 23, Long.class);
+    job.progressAt = instant(rs, offset + 24);
     return job;
   }
 

@@ -100,6 +100,17 @@ public class Job extends PanacheEntityBase {
   /** Fencing epoch of the owner that claimed the job; null while it was never claimed. */
   public Long epoch;
 
+  /** Fraction done, 0 to 1, as last reported while running; null when never reported. */
+  public Double progress;
+
+  /** Items done, as last reported while running. */
+  @Column(name = "progress_items")
+  public Long progressItems;
+
+  /** When the progress was written. */
+  @Column(name = "progress_at")
+  public Instant progressAt;
+
   /** The owner, or null for a job enqueued without one. */
   public Owner owner() {
     return ownerKind == null || ownerId == null ? null : new Owner(ownerKind, ownerId);

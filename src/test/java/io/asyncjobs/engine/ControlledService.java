@@ -13,6 +13,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -34,6 +35,8 @@ public class ControlledService extends JobService {
   final AtomicInteger maxActive = new AtomicInteger();
   volatile CleanupObserver cleanupObserver = job -> {};
   private final Map<UUID, CountDownLatch> gates = new ConcurrentHashMap<>();
+  private final Map<UUID, Semaphore> stepGates = new ConcurrentHashMap<>();
+  private final Map<UUID, Semaphore> steppedGates = new ConcurrentHashMap<>();
   private volatile boolean releaseAll;
 
   /** Sees each cleanup call before it returns. */
@@ -53,11 +56,23 @@ public class ControlledService extends JobService {
 
   @Override
   protected Map<String, Object> process(Job job) throws Exception {
+    if (job.payload.get("progress") instanceof Number fraction) {
+      reportProgress(fraction.doubleValue(), 5L);
+    }
     int now = active.incrementAndGet();
     maxActive.accumulateAndGet(now, Math::max);
     startOrder.add(job.uid);
     started.add(job.uid);
     try {
+      if (job.payload.get("progress_steps") instanceof List<?> steps) {
+        for (Object step : steps) {
+          if (!steps(job.uid).tryAcquire(10, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("test never stepped job " + job.uid);
+          }
+          reportProgress(((Number) step).doubleValue(), null);
+          stepped(job.uid).release();
+        }
+      }
       if (Boolean.TRUE.equals(job.payload.get("block")) && !releaseAll) {
         awaitGate(job);
       }
@@ -113,6 +128,27 @@ public class ControlledService extends JobService {
     }
   }
 
+  /** Lets a job with progress_steps report its next step, and waits until it has. */
+  void step(UUID uid) throws InterruptedException {
+    steps(uid).release();
+    if (!stepped(uid).tryAcquire(5, TimeUnit.SECONDS)) {
+      throw new AssertionError("job " + uid + " did not report its step");
+    }
+  }
+
+  private Semaphore steps(UUID uid) {
+    return stepGates.computeIfAbsent(uid, u -> new Semaphore(0));
+  }
+
+  private Semaphore stepped(UUID uid) {
+    return steppedGates.computeIfAbsent(uid, u -> new Semaphore(0));
+  }
+
+  /** Reports progress as if from inside the process of the job running on this thread. */
+  void reportFromOutside(double fraction) {
+    reportProgress(fraction, null);
+  }
+
   /** Lets a blocked job finish. */
   void release(UUID uid) {
     gate(uid).countDown();
@@ -134,6 +170,8 @@ public class ControlledService extends JobService {
     awaitTasks(Duration.ofSeconds(10));
     releaseAll = false;
     gates.clear();
+    stepGates.clear();
+    steppedGates.clear();
     started.clear();
     startOrder.clear();
     interrupted.clear();

@@ -1,6 +1,7 @@
 package io.asyncjobs.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
@@ -420,6 +421,50 @@ class JobServiceTest {
           .filter(JobService.class::isInstance)
           .forEach(s -> ((JobService) s).endDrain());
     }
+  }
+
+  @Test
+  void shouldWriteReportedProgressWithTheNextTick() throws Exception {
+    UUID uid = enqueue(Map.of("block", true, "progress", 0.5));
+    service.runOnce();
+    service.nextStarted();
+
+    service.runOnce();
+
+    Job job = queue.getJob(uid).orElseThrow();
+    assertThat(job.progress).isEqualTo(0.5);
+    assertThat(job.progressItems).isEqualTo(5L);
+    assertThat(job.progressAt).isEqualTo(T0);
+  }
+
+  @Test
+  void shouldWriteProgressAtMostOnceASecondPerJob() throws Exception {
+    UUID uid = enqueue(Map.of("block", true, "progress_steps", List.of(0.25, 0.5, 0.75)));
+    service.runOnce();
+    service.nextStarted();
+
+    service.step(uid);
+    service.runOnce();
+    assertThat(queue.getJob(uid).orElseThrow().progress).isEqualTo(0.25);
+
+    service.step(uid);
+    clock.advance(Duration.ofMillis(400));
+    service.runOnce();
+    assertThat(queue.getJob(uid).orElseThrow().progress).as("within the second").isEqualTo(0.25);
+
+    service.step(uid);
+    clock.advance(Duration.ofMillis(600));
+    service.runOnce();
+    Job job = queue.getJob(uid).orElseThrow();
+    assertThat(job.progress).as("the latest report, once the second passed").isEqualTo(0.75);
+    assertThat(job.progressAt).isEqualTo(T0.plusSeconds(1));
+  }
+
+  @Test
+  void shouldIgnoreProgressReportedOutsideProcessAndRejectOutOfRangeFractions() {
+    service.reportFromOutside(0.3); // no job on this thread: nothing to report against
+    assertThatThrownBy(() -> service.reportFromOutside(1.5))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   // ---- helpers ---------------------------------------------------------------------------

@@ -49,6 +49,7 @@ public class LineCountService extends JobService {
       try (BufferedReader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
         lines.add(reader.lines().count() + " " + name);
       }
+      reportProgress((double) lines.size() / paths.size(), (long) lines.size());
     }
     Path folder = Files.createDirectories(artifactFolder(job));
     Path report = Files.write(folder.resolve("report.txt"), lines, StandardCharsets.UTF_8);
