@@ -2,6 +2,7 @@ package io.asyncjobs.engine;
 
 import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.lock.OwnerLock;
+import io.asyncjobs.queue.JobQueue;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -18,16 +19,14 @@ import org.postgresql.PGNotification;
 
 /**
  * Wakes a job service the moment a job of its kind is enqueued. {@code JobQueue} sends a NOTIFY on
- * {@value #CHANNEL} with the kind in the enqueuing transaction; this listener holds its own
- * connection (outside the pool, since it is never returned) and LISTENs; it also hears an owner
- * announce that it released the lock, and makes this replica try for it at once. On reconnecting
- * after a lost connection it wakes every service, because notifications sent meanwhile are gone.
+ * {@value JobQueue#ENQUEUED_CHANNEL} with the kind in the enqueuing transaction; this listener
+ * holds its own connection (outside the pool, since it is never returned) and LISTENs; it also
+ * hears an owner announce that it released the lock, and makes this replica try for it at once. On
+ * reconnecting after a lost connection it wakes every service, because notifications sent meanwhile
+ * are gone.
  */
 @ApplicationScoped
 public class EnqueueListener {
-
-  /** The NOTIFY channel; the payload is the job kind. */
-  public static final String CHANNEL = "jobs_enqueued";
 
   private static final Logger LOG = Logger.getLogger(EnqueueListener.class);
   private static final int POLL_MILLIS = 500;
@@ -81,7 +80,7 @@ public class EnqueueListener {
     while (!stopping) {
       try (Connection connection = DriverManager.getConnection(url, user, password)) {
         try (Statement s = connection.createStatement()) {
-          s.execute("LISTEN " + CHANNEL);
+          s.execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
           s.execute("LISTEN " + OwnerLock.RELEASED_CHANNEL);
         }
         if (!first) {

@@ -3,6 +3,7 @@ package io.asyncjobs.engine;
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.queue.JsonCodec;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.sql.Array;
 import java.sql.Connection;

@@ -3,8 +3,6 @@ package io.asyncjobs.queue;
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.config.ServiceSettings;
-import io.asyncjobs.engine.EnqueueListener;
-import io.asyncjobs.engine.JsonCodec;
 import io.asyncjobs.time.Clock;
 import io.quarkus.panache.common.Parameters;
 import io.quarkus.panache.common.Sort;
@@ -32,6 +30,9 @@ import java.util.regex.Pattern;
 @ApplicationScoped
 public class JobQueue {
 
+  /** The NOTIFY channel an enqueue wakes the owner on; the payload is the job kind. */
+  public static final String ENQUEUED_CHANNEL = "jobs_enqueued";
+
   /** Largest page {@link #listJobs} returns. */
   public static final int MAX_PAGE_SIZE = 500;
 
@@ -50,7 +51,7 @@ public class JobQueue {
    */
   private static final String NOTIFY_IF_QUEUE_WAS_EMPTY =
       " SELECT pg_notify('"
-          + EnqueueListener.CHANNEL
+          + ENQUEUED_CHANNEL
           + "', i.kind) FROM (SELECT DISTINCT kind FROM inserted) i"
           + " WHERE NOT EXISTS (SELECT 1 FROM jobs p WHERE p.kind = i.kind AND p.status = 'pending')";
 

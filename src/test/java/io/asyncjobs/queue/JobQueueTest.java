@@ -3,7 +3,6 @@ package io.asyncjobs.queue;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.asyncjobs.engine.EnqueueListener;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.TestClock;
 import io.quarkus.test.junit.QuarkusTest;
@@ -262,7 +261,7 @@ class JobQueueTest {
   @Test
   void shouldNotifyOnlyWhenNoJobOfTheKindWasWaiting() throws Exception {
     try (Connection listener = db.dataSource().getConnection()) {
-      listener.createStatement().execute("LISTEN " + EnqueueListener.CHANNEL);
+      listener.createStatement().execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
       PGConnection pg = listener.unwrap(PGConnection.class);
 
       queue.enqueue("zip", Map.of(), null, null, null);

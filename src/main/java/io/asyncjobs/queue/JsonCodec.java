@@ -1,4 +1,4 @@
-package io.asyncjobs.engine;
+package io.asyncjobs.queue;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
