@@ -47,7 +47,10 @@ public abstract class JobService extends BaseService {
   /** Tasks started by this process and not yet reaped. */
   private final Map<UUID, Task> inFlight = new ConcurrentHashMap<>();
 
-  /** Tasks interrupted for timing out whose threads have not yet returned; they hold a slot. */
+  /**
+   * Tasks interrupted (timed out, cancelled, ownership lost) whose threads have not yet returned;
+   * they hold a slot.
+   */
   private final List<Task> timedOut = new CopyOnWriteArrayList<>();
 
   private final Semaphore wakeSignal = new Semaphore(0);
@@ -134,7 +137,7 @@ public abstract class JobService extends BaseService {
       ServiceSettings settings = ctx.settings().effective(kind());
       lastSettings = settings;
       long epoch = ownerLock().epoch();
-      Reaped reaped = reap(settings, now);
+      Reaped reaped = reap(settings, epoch, now);
       recordProgress(epoch, now);
       JobStore.RescueCounts rescued = recoverOrphans(settings, epoch, now);
       int claimed = refill(settings, epoch, now);
@@ -170,7 +173,7 @@ public abstract class JobService extends BaseService {
       ServiceSettings settings = lastTickSettings(ctx);
       Instant now = ctx.clock().now();
       long epoch = ownerLock().epoch();
-      Reaped reaped = collectFinished(settings, now);
+      Reaped reaped = collectFinished(settings, now, Set.of());
       List<Completion> current = reaped.byEpoch.remove(epoch);
       for (Map.Entry<Long, List<Completion>> older : reaped.byEpoch.entrySet()) {
         Set<UUID> written =
@@ -350,8 +353,10 @@ public abstract class JobService extends BaseService {
 
   // ---- step 1: reap ----------------------------------------------------------------------
 
-  private Reaped reap(ServiceSettings settings, Instant now) {
-    Reaped reaped = collectFinished(settings, now);
+  private Reaped reap(ServiceSettings settings, long epoch, Instant now) {
+    Set<UUID> cancelRequested =
+        inFlight.isEmpty() ? Set.of() : requireContext().store().cancelRequestedMany(kind(), epoch);
+    Reaped reaped = collectFinished(settings, now, cancelRequested);
     for (Map.Entry<Long, List<Completion>> group : reaped.byEpoch.entrySet()) {
       Set<UUID> written =
           requireContext()
@@ -366,13 +371,17 @@ public abstract class JobService extends BaseService {
    * Takes finished tasks, and tasks past their timeout (interrupting them), out of the in-flight
    * map, grouped by the epoch their rows were claimed under.
    */
-  private Reaped collectFinished(ServiceSettings settings, Instant now) {
+  private Reaped collectFinished(ServiceSettings settings, Instant now, Set<UUID> cancelRequested) {
     Reaped reaped = new Reaped();
     for (Iterator<Task> it = inFlight.values().iterator(); it.hasNext(); ) {
       Task task = it.next();
       Completion completion;
       if (task.returned) {
         completion = task.outcome();
+      } else if (cancelRequested.contains(task.job.uid)) {
+        task.future.cancel(true);
+        timedOut.add(task);
+        completion = Completion.failed(task.job.uid, "cancelled on request", task.startedAt, now);
       } else if (Duration.between(task.startedAt, now).compareTo(settings.jobTimeout()) > 0) {
         task.future.cancel(true);
         timedOut.add(task);

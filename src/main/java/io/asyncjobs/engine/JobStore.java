@@ -112,19 +112,30 @@ public class JobStore {
   private static final String JOB_RESCUE_MANY =
       """
       UPDATE jobs
-         SET status = CASE WHEN retry_count < ? THEN 'pending' ELSE 'failed' END,
-             retry_count = CASE WHEN retry_count < ? THEN retry_count + 1 ELSE retry_count END,
-             error = CASE WHEN retry_count < ? THEN NULL
+         SET status = CASE WHEN (retry_count < ? AND NOT cancel_requested) THEN 'pending'
+                           ELSE 'failed' END,
+             retry_count = CASE WHEN (retry_count < ? AND NOT cancel_requested)
+                                THEN retry_count + 1 ELSE retry_count END,
+             error = CASE WHEN cancel_requested THEN 'cancelled on request'
+                          WHEN retry_count < ? THEN NULL
                           ELSE 'abandoned: its processor vanished ' || (retry_count + 1)
                                || ' times (max-retries ' || ? || ')' END,
-             completed_at = CASE WHEN retry_count < ? THEN NULL ELSE ? END,
-             expires_at = CASE WHEN retry_count < ? THEN expires_at
+             completed_at = CASE WHEN (retry_count < ? AND NOT cancel_requested) THEN NULL
+                                 ELSE ? END,
+             expires_at = CASE WHEN (retry_count < ? AND NOT cancel_requested) THEN expires_at
                                ELSE ?::timestamptz + make_interval(secs => ?) END,
              updated_at = ?
        WHERE kind = ? AND status = 'running'
          AND NOT (uid = ANY (?::uuid[]))
          AND (epoch IS NULL OR epoch <= ?)
       RETURNING status
+      """;
+
+  /** JobGetCancelRequestedMany: this owner's running jobs of a kind that a caller asked to stop. */
+  private static final String JOB_GET_CANCEL_REQUESTED_MANY =
+      """
+      SELECT uid FROM jobs
+       WHERE kind = ? AND status = 'running' AND cancel_requested AND epoch = ?
       """;
 
   /**
@@ -394,6 +405,24 @@ public class JobStore {
    * @param items items done, or null
    */
   public record ProgressReport(UUID uid, Double fraction, Long items) {}
+
+  /** The uids of this owner's running jobs of {@code kind} that a caller asked to stop. */
+  public Set<UUID> cancelRequestedMany(String kind, long epoch) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_GET_CANCEL_REQUESTED_MANY)) {
+      ps.setString(1, kind);
+      ps.setLong(2, epoch);
+      Set<UUID> uids = new HashSet<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          uids.add(rs.getObject(1, UUID.class));
+        }
+      }
+      return uids;
+    } catch (SQLException e) {
+      throw new IllegalStateException("JobGetCancelRequestedMany failed for kind " + kind, e);
+    }
+  }
 
   /** Puts this owner's unfinished running jobs back to pending; returns how many. */
   public int releaseMany(Collection<UUID> uids, long epoch, Instant now) {

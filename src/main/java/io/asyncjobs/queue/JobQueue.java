@@ -12,6 +12,7 @@ import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
@@ -75,6 +76,23 @@ public class JobQueue {
           + "  ORDER BY n.ord"
           + " RETURNING kind)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
+
+  /**
+   * JobCancelOne: a pending job fails at once ("cancelled on request"); a running one is flagged
+   * for its owner to stop. In the CASE expressions {@code status} is the value before the update.
+   */
+  private static final String JOB_CANCEL_ONE =
+      """
+      UPDATE jobs
+         SET status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
+             error = CASE WHEN status = 'pending' THEN 'cancelled on request' ELSE error END,
+             completed_at = CASE WHEN status = 'pending' THEN ? ELSE completed_at END,
+             expires_at = CASE WHEN status = 'pending' THEN ? ELSE expires_at END,
+             cancel_requested = true,
+             updated_at = ?
+       WHERE uid = ? AND status IN ('pending', 'running')
+      RETURNING status
+      """;
 
   private final JobsConfig config;
   private final Clock clock;
@@ -188,6 +206,44 @@ public class JobQueue {
    * @param preferredName file name for the artifact's download, or null
    */
   public record NewJob(Map<String, Object> payload, String preferredName) {}
+
+  /**
+   * Cancels a job: a pending one fails at once and never runs; a running one is asked to stop, and
+   * its owner interrupts and fails it on its next tick. Finished jobs stay as they are.
+   */
+  public CancelOutcome cancelJob(UUID uid) {
+    Instant now = clock.now();
+    OffsetDateTime at = OffsetDateTime.ofInstant(now, ZoneOffset.UTC);
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_CANCEL_ONE)) {
+      ps.setObject(1, at);
+      ps.setObject(2, at.plus(retentionOf(uid, c)));
+      ps.setObject(3, at);
+      ps.setObject(4, uid);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          return JobStatus.RUNNING.dbValue().equals(rs.getString(1))
+              ? CancelOutcome.STOP_REQUESTED
+              : CancelOutcome.CANCELLED;
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not cancel job " + uid, e);
+    }
+    return getJob(uid).isPresent() ? CancelOutcome.ALREADY_FINISHED : CancelOutcome.NOT_FOUND;
+  }
+
+  /** The retention of the job's kind, from configuration; zero for an unknown job. */
+  private Duration retentionOf(UUID uid, Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT kind FROM jobs WHERE uid = ?")) {
+      ps.setObject(1, uid);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next()
+            ? ServiceSettings.fromConfig(config, rs.getString(1)).retention()
+            : Duration.ZERO;
+      }
+    }
+  }
 
   /** The job with this uid, payload and result decoded, or empty when there is none. */
   @Transactional

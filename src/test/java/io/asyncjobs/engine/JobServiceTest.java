@@ -3,6 +3,7 @@ package io.asyncjobs.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.asyncjobs.queue.CancelOutcome;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
@@ -465,6 +466,66 @@ class JobServiceTest {
     service.reportFromOutside(0.3); // no job on this thread: nothing to report against
     assertThatThrownBy(() -> service.reportFromOutside(1.5))
         .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void shouldFailACancelledPendingJobWithoutRunningIt() {
+    UUID uid = enqueue(Map.of());
+
+    assertThat(queue.cancelJob(uid)).isEqualTo(CancelOutcome.CANCELLED);
+
+    assertThat(service.runOnce().claimed()).isZero();
+    Job job = queue.getJob(uid).orElseThrow();
+    assertThat(job.status).isEqualTo(JobStatus.FAILED);
+    assertThat(job.error).isEqualTo("cancelled on request");
+    assertThat(job.completedAt).isEqualTo(T0);
+    assertThat(job.expiresAt).isEqualTo(T0.plus(SEVEN_DAYS));
+    assertThat(service.startOrder).isEmpty();
+  }
+
+  @Test
+  void shouldInterruptAndFailARunningJobAskedToStopOnTheNextTick() throws Exception {
+    UUID uid = enqueue(Map.of("block", true));
+    service.runOnce();
+    service.nextStarted();
+
+    assertThat(queue.cancelJob(uid)).isEqualTo(CancelOutcome.STOP_REQUESTED);
+    assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.RUNNING);
+
+    TickResult tick = service.runOnce();
+
+    assertThat(tick.failed()).isEqualTo(1);
+    Job job = queue.getJob(uid).orElseThrow();
+    assertThat(job.status).isEqualTo(JobStatus.FAILED);
+    assertThat(job.error).isEqualTo("cancelled on request");
+    service.awaitReturned(uid);
+    assertThat(service.interrupted).contains(uid);
+  }
+
+  @Test
+  void shouldFailAnOrphanThatWasAskedToStopInsteadOfRetryingIt() {
+    UUID orphan = insertRunning(0, 1L);
+    db.update("UPDATE jobs SET cancel_requested = true WHERE uid = ?", orphan);
+
+    TickResult tick = service.runOnce();
+
+    assertThat(tick.abandoned()).isEqualTo(1);
+    Job job = queue.getJob(orphan).orElseThrow();
+    assertThat(job.status).isEqualTo(JobStatus.FAILED);
+    assertThat(job.error).isEqualTo("cancelled on request");
+    assertThat(job.retryCount).isZero();
+  }
+
+  @Test
+  void shouldLeaveFinishedAndUnknownJobsAloneWhenCancelled() throws Exception {
+    UUID uid = enqueue(Map.of());
+    service.runOnce();
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    service.runOnce();
+
+    assertThat(queue.cancelJob(uid)).isEqualTo(CancelOutcome.ALREADY_FINISHED);
+    assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.DONE);
+    assertThat(queue.cancelJob(UUID.randomUUID())).isEqualTo(CancelOutcome.NOT_FOUND);
   }
 
   // ---- helpers ---------------------------------------------------------------------------
