@@ -65,6 +65,29 @@ public class JobQueue {
           + " RETURNING kind)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
 
+  /**
+   * JobInsertIdempotent: JobInsertOne with an idempotency key; returns the new uid, or no row when
+   * the owner already used the key (then the first job stands). The notification is sent only for a
+   * row actually inserted, and only when the queue was empty, as for JobInsertOne.
+   */
+  private static final String JOB_INSERT_IDEMPOTENT =
+      "WITH inserted AS ("
+          + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
+          + "                   created_at, updated_at, expires_at, idempotency_key)"
+          + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, ?, ?)"
+          + " ON CONFLICT (owner_kind, owner_id, idempotency_key)"
+          + "   WHERE idempotency_key IS NOT NULL DO NOTHING"
+          + " RETURNING uid, kind)"
+          + " SELECT i.uid, CASE WHEN NOT EXISTS (SELECT 1 FROM jobs p"
+          + "   WHERE p.kind = i.kind AND p.status = 'pending')"
+          + "   THEN pg_notify('"
+          + ENQUEUED_CHANNEL
+          + "', i.kind) END FROM inserted i";
+
+  /** JobGetByIdempotencyKey: the job an owner enqueued with a key. */
+  private static final String JOB_GET_BY_IDEMPOTENCY_KEY =
+      "SELECT uid FROM jobs WHERE owner_kind = ? AND owner_id = ? AND idempotency_key = ?";
+
   /** JobInsertMany: adds pending jobs in array order, then notifies as JobInsertOne does. */
   private static final String JOB_INSERT_MANY =
       "WITH inserted AS ("
@@ -155,6 +178,75 @@ public class JobQueue {
     enqueued.fire(new JobsEnqueued(kind));
     return uid;
   }
+
+  /**
+   * Adds a pending job unless this owner already enqueued one with {@code idempotencyKey}, in which
+   * case that first job is returned and nothing is added.
+   *
+   * @param idempotencyKey 1 to 200 characters chosen by the caller; requires an owner
+   * @return the job's uid and whether it was created now
+   */
+  public Enqueued enqueueIdempotent(
+      String kind,
+      Map<String, Object> payload,
+      String ownerKind,
+      String ownerId,
+      String preferredName,
+      String idempotencyKey) {
+    requireOwnerAndKind(kind, ownerKind, ownerId);
+    requireJob(payload, preferredName);
+    if (ownerKind == null) {
+      throw new IllegalArgumentException("an idempotency key needs an owner");
+    }
+    if (idempotencyKey == null || idempotencyKey.isBlank() || idempotencyKey.length() > 200) {
+      throw new IllegalArgumentException("idempotency key must be 1 to 200 characters");
+    }
+    UUID uid = JobIds.next();
+    Instant now = clock.now();
+    OffsetDateTime created = OffsetDateTime.ofInstant(now, ZoneOffset.UTC);
+    try (Connection c = dataSource.getConnection()) {
+      try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_IDEMPOTENT)) {
+        ps.setObject(1, uid);
+        ps.setString(2, kind);
+        ps.setString(3, ownerKind);
+        ps.setString(4, ownerId);
+        ps.setString(5, preferredName);
+        ps.setString(6, JsonCodec.encode(payload));
+        ps.setObject(7, created);
+        ps.setObject(8, created);
+        ps.setObject(9, expiry(kind, now));
+        ps.setString(10, idempotencyKey);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            enqueued.fire(new JobsEnqueued(kind));
+            return new Enqueued(uid, true);
+          }
+        }
+      }
+      try (PreparedStatement ps = c.prepareStatement(JOB_GET_BY_IDEMPOTENCY_KEY)) {
+        ps.setString(1, ownerKind);
+        ps.setString(2, ownerId);
+        ps.setString(3, idempotencyKey);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            return new Enqueued(rs.getObject(1, UUID.class), false);
+          }
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not enqueue a job of kind " + kind, e);
+    }
+    // The first job was deleted between the two statements (swept): the key is free again.
+    return enqueueIdempotent(kind, payload, ownerKind, ownerId, preferredName, idempotencyKey);
+  }
+
+  /**
+   * The outcome of {@link #enqueueIdempotent}.
+   *
+   * @param uid the job
+   * @param created whether it was created by this call (false: the key was used before)
+   */
+  public record Enqueued(UUID uid, boolean created) {}
 
   /**
    * Adds many pending jobs of one kind and owner in one statement, in list order, and returns their

@@ -280,6 +280,36 @@ class JobQueueTest {
     }
   }
 
+  @Test
+  void shouldReturnTheFirstJobForAnIdempotencyKeyReusedByTheSameOwner() {
+    JobQueue.Enqueued first =
+        queue.enqueueIdempotent("zip", Map.of("n", 1), "user", "alice", null, "order-42");
+    JobQueue.Enqueued again =
+        queue.enqueueIdempotent("zip", Map.of("n", 2), "user", "alice", null, "order-42");
+    JobQueue.Enqueued otherOwner =
+        queue.enqueueIdempotent("zip", Map.of("n", 3), "user", "bob", null, "order-42");
+
+    assertThat(first.created()).isTrue();
+    assertThat(again.created()).isFalse();
+    assertThat(again.uid()).isEqualTo(first.uid());
+    assertThat(otherOwner.created()).isTrue();
+    assertThat(otherOwner.uid()).isNotEqualTo(first.uid());
+    assertThat(queue.getJob(first.uid()).orElseThrow().payload).containsEntry("n", 1);
+    assertThat(db.query("SELECT uid FROM jobs")).hasSize(2);
+  }
+
+  @Test
+  void shouldRejectAnIdempotencyKeyWithoutAnOwnerOrOutOfShape() {
+    assertThatThrownBy(() -> queue.enqueueIdempotent("zip", Map.of(), null, null, null, "k"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("owner");
+    assertThatThrownBy(
+            () -> queue.enqueueIdempotent("zip", Map.of(), "user", "a", null, "x".repeat(201)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("idempotency key");
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+  }
+
   private static List<String> notifications(PGConnection pg) throws Exception {
     PGNotification[] received = pg.getNotifications(200);
     return received == null
