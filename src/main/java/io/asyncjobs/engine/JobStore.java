@@ -232,13 +232,7 @@ public class JobStore {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_COMPLETE_MANY)) {
       bindCompletions(c, ps, completions, epoch, retention);
-      Set<UUID> written = new HashSet<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          written.add(rs.getObject(1, UUID.class));
-        }
-      }
-      return written;
+      return uids(ps);
     } catch (SQLException e) {
       throw new IllegalStateException("JobCompleteMany failed", e);
     }
@@ -412,13 +406,7 @@ public class JobStore {
         PreparedStatement ps = c.prepareStatement(JOB_GET_CANCEL_REQUESTED_MANY)) {
       ps.setString(1, kind);
       ps.setLong(2, epoch);
-      Set<UUID> uids = new HashSet<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          uids.add(rs.getObject(1, UUID.class));
-        }
-      }
-      return uids;
+      return uids(ps);
     } catch (SQLException e) {
       throw new IllegalStateException("JobGetCancelRequestedMany failed for kind " + kind, e);
     }
@@ -485,6 +473,17 @@ public class JobStore {
     } catch (SQLException e) {
       throw new IllegalStateException(name + " failed", e);
     }
+  }
+
+  /** Runs a query whose first column is a uid and collects them. */
+  private static Set<UUID> uids(PreparedStatement ps) throws SQLException {
+    Set<UUID> uids = new HashSet<>();
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        uids.add(rs.getObject(1, UUID.class));
+      }
+    }
+    return uids;
   }
 
   /** Reads a job whose {@link #JOB_COLUMNS} start after {@code offset} columns. */

@@ -102,7 +102,9 @@ public class JobQueue {
 
   /**
    * JobCancelOne: a pending job fails at once ("cancelled on request"); a running one is flagged
-   * for its owner to stop. In the CASE expressions {@code status} is the value before the update.
+   * for its owner to stop. In the CASE expressions {@code status} is the value before the update. A
+   * pending row still carries the retention it was enqueued with (expires_at - created_at), which
+   * restarts at the cancel as it would at completion.
    */
   private static final String JOB_CANCEL_ONE =
       """
@@ -110,7 +112,8 @@ public class JobQueue {
          SET status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
              error = CASE WHEN status = 'pending' THEN 'cancelled on request' ELSE error END,
              completed_at = CASE WHEN status = 'pending' THEN ? ELSE completed_at END,
-             expires_at = CASE WHEN status = 'pending' THEN ? ELSE expires_at END,
+             expires_at = CASE WHEN status = 'pending' THEN ?::timestamptz + (expires_at - created_at)
+                               ELSE expires_at END,
              cancel_requested = true,
              updated_at = ?
        WHERE uid = ? AND status IN ('pending', 'running')
@@ -157,20 +160,9 @@ public class JobQueue {
     requireOwnerAndKind(kind, ownerKind, ownerId);
     requireJob(payload, preferredName);
     UUID uid = JobIds.next();
-    String json = JsonCodec.encode(payload);
-    Instant now = clock.now();
-    OffsetDateTime created = OffsetDateTime.ofInstant(now, ZoneOffset.UTC);
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_INSERT_ONE)) {
-      ps.setObject(1, uid);
-      ps.setString(2, kind);
-      ps.setString(3, ownerKind);
-      ps.setString(4, ownerId);
-      ps.setString(5, preferredName);
-      ps.setString(6, json);
-      ps.setObject(7, created);
-      ps.setObject(8, created);
-      ps.setObject(9, expiry(kind, now));
+      bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
       ps.execute();
     } catch (SQLException e) {
       throw new IllegalStateException("could not enqueue a job of kind " + kind, e);
@@ -201,25 +193,33 @@ public class JobQueue {
     if (idempotencyKey == null || idempotencyKey.isBlank() || idempotencyKey.length() > 200) {
       throw new IllegalArgumentException("idempotency key must be 1 to 200 characters");
     }
+    // Two tries: the first job may be swept between the insert and the lookup, freeing the key.
+    for (int attempt = 0; attempt < 2; attempt++) {
+      Optional<Enqueued> outcome =
+          tryEnqueueIdempotent(kind, payload, ownerKind, ownerId, preferredName, idempotencyKey);
+      if (outcome.isPresent()) {
+        return outcome.get();
+      }
+    }
+    throw new IllegalStateException("idempotency key " + idempotencyKey + " keeps changing hands");
+  }
+
+  private Optional<Enqueued> tryEnqueueIdempotent(
+      String kind,
+      Map<String, Object> payload,
+      String ownerKind,
+      String ownerId,
+      String preferredName,
+      String idempotencyKey) {
     UUID uid = JobIds.next();
-    Instant now = clock.now();
-    OffsetDateTime created = OffsetDateTime.ofInstant(now, ZoneOffset.UTC);
     try (Connection c = dataSource.getConnection()) {
       try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_IDEMPOTENT)) {
-        ps.setObject(1, uid);
-        ps.setString(2, kind);
-        ps.setString(3, ownerKind);
-        ps.setString(4, ownerId);
-        ps.setString(5, preferredName);
-        ps.setString(6, JsonCodec.encode(payload));
-        ps.setObject(7, created);
-        ps.setObject(8, created);
-        ps.setObject(9, expiry(kind, now));
+        bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
         ps.setString(10, idempotencyKey);
         try (ResultSet rs = ps.executeQuery()) {
           if (rs.next()) {
             enqueued.fire(new JobsEnqueued(kind));
-            return new Enqueued(uid, true);
+            return Optional.of(new Enqueued(uid, true));
           }
         }
       }
@@ -228,16 +228,37 @@ public class JobQueue {
         ps.setString(2, ownerId);
         ps.setString(3, idempotencyKey);
         try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next()) {
-            return new Enqueued(rs.getObject(1, UUID.class), false);
-          }
+          return rs.next()
+              ? Optional.of(new Enqueued(rs.getObject(1, UUID.class), false))
+              : Optional.empty();
         }
       }
     } catch (SQLException e) {
       throw new IllegalStateException("could not enqueue a job of kind " + kind, e);
     }
-    // The first job was deleted between the two statements (swept): the key is free again.
-    return enqueueIdempotent(kind, payload, ownerKind, ownerId, preferredName, idempotencyKey);
+  }
+
+  /** Binds the nine leading parameters JobInsertOne and JobInsertIdempotent share. */
+  private void bindNewJob(
+      PreparedStatement ps,
+      UUID uid,
+      String kind,
+      Map<String, Object> payload,
+      String ownerKind,
+      String ownerId,
+      String preferredName)
+      throws SQLException {
+    Instant now = clock.now();
+    OffsetDateTime created = OffsetDateTime.ofInstant(now, ZoneOffset.UTC);
+    ps.setObject(1, uid);
+    ps.setString(2, kind);
+    ps.setString(3, ownerKind);
+    ps.setString(4, ownerId);
+    ps.setString(5, preferredName);
+    ps.setString(6, JsonCodec.encode(payload));
+    ps.setObject(7, created);
+    ps.setObject(8, created);
+    ps.setObject(9, expiry(kind, now));
   }
 
   /**
@@ -309,7 +330,7 @@ public class JobQueue {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_CANCEL_ONE)) {
       ps.setObject(1, at);
-      ps.setObject(2, at.plus(retentionOf(uid, c)));
+      ps.setObject(2, at);
       ps.setObject(3, at);
       ps.setObject(4, uid);
       try (ResultSet rs = ps.executeQuery()) {
@@ -323,18 +344,6 @@ public class JobQueue {
       throw new IllegalStateException("could not cancel job " + uid, e);
     }
     return getJob(uid).isPresent() ? CancelOutcome.ALREADY_FINISHED : CancelOutcome.NOT_FOUND;
-  }
-
-  /** The retention of the job's kind, from configuration; zero for an unknown job. */
-  private Duration retentionOf(UUID uid, Connection c) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT kind FROM jobs WHERE uid = ?")) {
-      ps.setObject(1, uid);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next()
-            ? ServiceSettings.fromConfig(config, rs.getString(1)).retention()
-            : Duration.ZERO;
-      }
-    }
   }
 
   /** The job with this uid, payload and result decoded, or empty when there is none. */
