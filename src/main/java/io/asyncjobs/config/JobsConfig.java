@@ -66,6 +66,60 @@ public interface JobsConfig {
   /** The embedded PostgreSQL used by dev mode and tests; never part of the packaged app. */
   EmbeddedDb embeddedDb();
 
+  /** The HTTP API: request limits, download links, event streams. */
+  @Valid
+  Api api();
+
+  /** Who callers are: the bearer token's claims and roles. */
+  Auth auth();
+
+  /** The HTTP API's limits and links. */
+  interface Api {
+
+    /** Largest request body accepted, in bytes; a larger one gets 413 and nothing is written. */
+    @WithDefault("1048576")
+    @Min(1024)
+    long maxBodyBytes();
+
+    /** How long a signed download link stays valid. */
+    @WithDefault("15m")
+    Duration downloadLinkTtl();
+
+    /**
+     * The HMAC-SHA256 key download links are signed with, base64 (at least 32 bytes once decoded;
+     * env {@code JOBS_API_SIGNING_KEY}). Every replica needs the same key, or a link one replica
+     * made fails on the next. Without one, each replica makes a random key at start and logs a
+     * warning.
+     */
+    Optional<String> signingKey();
+
+    /** How often an event stream looks at its job. */
+    @WithDefault("500ms")
+    Duration eventsPollInterval();
+
+    /** How often an idle event stream sends a comment line, so proxies keep it open. */
+    @WithDefault("15s")
+    Duration eventsHeartbeat();
+  }
+
+  /** How a bearer token maps to a job owner. */
+  interface Auth {
+
+    /** The claim naming the caller's principal kind ({@code user}, {@code service}, ...). */
+    @WithDefault("owner_kind")
+    String ownerKindClaim();
+
+    /** The principal kind of a token without that claim. */
+    @WithDefault("user")
+    String defaultOwnerKind();
+
+    /**
+     * Dev mode and tests only: a folder where a throw-away RSA key pair is made at start; tokens
+     * are verified against it and dev mode prints one signed with it. Never set in production.
+     */
+    Optional<Path> devKeysDir();
+  }
+
   /** The settings of one service when nothing overrides them. */
   interface ServiceDefaults {
 

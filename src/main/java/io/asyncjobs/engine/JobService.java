@@ -82,6 +82,12 @@ public abstract class JobService extends BaseService {
   /** The job kind this service processes; also its name in configuration and metrics. */
   public abstract String kind();
 
+  /**
+   * The result key naming the job's downloadable artifact: a path relative to the data directory.
+   * The download route serves that file; the status view never shows the path itself.
+   */
+  public static final String RESULT_FILE = "file";
+
   /** A human title for admin pages. */
   public abstract String title();
 
@@ -90,7 +96,8 @@ public abstract class JobService extends BaseService {
    * max-concurrent} at once, and is interrupted when the job times out.
    *
    * @return the result, stored as JSON; the numbers under {@code bytes_in}, {@code bytes_out} and
-   *     {@code item_count} also fill the job's stat columns
+   *     {@code item_count} also fill the job's stat columns, and {@link #RESULT_FILE} names the
+   *     file callers download
    * @throws Exception to fail the job; its type and message become the job's error
    */
   protected abstract Map<String, Object> process(Job job) throws Exception;

@@ -190,6 +190,15 @@ public class ServiceManager {
     return service(kind).filter(JobService.class::isInstance).map(JobService.class::cast);
   }
 
+  /** The kinds of every registered job service, sorted. */
+  public List<String> kinds() {
+    return all().stream()
+        .filter(JobService.class::isInstance)
+        .map(BaseService::name)
+        .sorted()
+        .toList();
+  }
+
   /** Every registered service, in registration order. */
   public Collection<BaseService> all() {
     synchronized (services) {

@@ -111,6 +111,10 @@ public class Job extends PanacheEntityBase {
   @Column(name = "progress_at")
   public Instant progressAt;
 
+  /** A caller asked this job to stop; the owner interrupts and fails it. */
+  @Column(name = "cancel_requested", nullable = false)
+  public boolean cancelRequested;
+
   /** The owner, or null for a job enqueued without one. */
   public Owner owner() {
     return ownerKind == null || ownerId == null ? null : new Owner(ownerKind, ownerId);

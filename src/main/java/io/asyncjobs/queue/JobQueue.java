@@ -20,6 +20,7 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.regex.Pattern;
@@ -119,6 +120,24 @@ public class JobQueue {
        WHERE uid = ? AND status IN ('pending', 'running')
       RETURNING status
       """;
+
+  /**
+   * JobRetryOne: a failed job starts over as pending, as if just enqueued (its uid keeps its place,
+   * so it is claimed before newer jobs), and the owner is woken.
+   */
+  private static final String JOB_RETRY_ONE =
+      "WITH retried AS ("
+          + " UPDATE jobs"
+          + "    SET status = 'pending', error = NULL, result = NULL, retry_count = 0,"
+          + "        started_at = NULL, completed_at = NULL, duration_ms = NULL,"
+          + "        bytes_in = NULL, bytes_out = NULL, item_count = NULL,"
+          + "        progress = NULL, progress_items = NULL, progress_at = NULL,"
+          + "        cancel_requested = false, updated_at = ?, expires_at = ?"
+          + "  WHERE uid = ? AND status = 'failed'"
+          + " RETURNING kind)"
+          + " SELECT kind, pg_notify('"
+          + ENQUEUED_CHANNEL
+          + "', kind) FROM retried";
 
   private final JobsConfig config;
   private final Clock clock;
@@ -344,6 +363,46 @@ public class JobQueue {
       throw new IllegalStateException("could not cancel job " + uid, e);
     }
     return getJob(uid).isPresent() ? CancelOutcome.ALREADY_FINISHED : CancelOutcome.NOT_FOUND;
+  }
+
+  /**
+   * Runs a failed job again: it becomes pending with its error, result, stats and retry count
+   * cleared. Jobs in any other state are left alone.
+   *
+   * @return true when the job was failed and is pending now; false when it is not failed
+   * @throws java.util.NoSuchElementException when there is no such job
+   */
+  public boolean retryJob(UUID uid) {
+    Instant now = clock.now();
+    String kind = null;
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_RETRY_ONE)) {
+      ps.setObject(1, OffsetDateTime.ofInstant(now, ZoneOffset.UTC));
+      ps.setObject(3, uid);
+      kind = kindOf(c, uid);
+      if (kind == null) {
+        throw new NoSuchElementException("no job " + uid);
+      }
+      ps.setObject(2, expiry(kind, now));
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return false;
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not retry job " + uid, e);
+    }
+    enqueued.fire(new JobsEnqueued(kind));
+    return true;
+  }
+
+  private static String kindOf(Connection c, UUID uid) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT kind FROM jobs WHERE uid = ?")) {
+      ps.setObject(1, uid);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
   }
 
   /** The job with this uid, payload and result decoded, or empty when there is none. */

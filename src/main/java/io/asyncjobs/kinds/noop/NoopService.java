@@ -3,19 +3,32 @@ package io.asyncjobs.kinds.noop;
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.queue.Job;
+import io.asyncjobs.storage.DataDirectory;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
 
 /**
- * A diagnostic kind that does no work: it returns at once, after {@code sleep_ms}, or fails when
- * the payload sets {@code fail}; with {@code record: true} it records each execution in {@code
- * noop_executions}, so tests can see a job's work take effect twice. Benchmarks drive the engine
- * with it and operators can smoke-test a deployment with it. Off unless {@code
- * jobs.services.noop.enabled=true}.
+ * A diagnostic kind that does no real work: it returns at once, after {@code sleep_ms}, or fails
+ * when the payload sets {@code fail}; {@code progress_steps} spreads the sleep over that many
+ * progress reports; {@code artifact_bytes} leaves a file of that size to download; with {@code
+ * record: true} it records each execution in {@code noop_executions}, so tests can see a job's work
+ * take effect twice. Benchmarks drive the engine with it and operators can smoke-test a deployment
+ * (enqueue, progress, download) with it. Off unless {@code jobs.services.noop.enabled=true}.
  */
 @ApplicationScoped
 public class NoopService extends JobService {
@@ -23,12 +36,28 @@ public class NoopService extends JobService {
   /** Where executions are recorded; absent in a service made by hand. */
   @Inject AgroalDataSource dataSource;
 
+  /** Where the artifact goes; absent in a service made by hand. */
+  @Inject DataDirectory data;
+
   /** Longest sleep a payload may ask for. */
   public static final long MAX_SLEEP_MS = 3_600_000;
 
+  /** Most progress reports a payload may ask for. */
+  public static final int MAX_PROGRESS_STEPS = 1_000;
+
+  /** Largest artifact a payload may ask for. */
+  public static final long MAX_ARTIFACT_BYTES = 1L << 30;
+
+  /** The payload keys this kind understands; any other is refused at enqueue. */
+  static final Set<String> KEYS =
+      Set.of("sleep_ms", "fail", "record", "progress_steps", "artifact_bytes", "name");
+
+  /** This kind's name. */
+  public static final String KIND = "noop";
+
   @Override
   public String kind() {
-    return "noop";
+    return KIND;
   }
 
   @Override
@@ -44,7 +73,13 @@ public class NoopService extends JobService {
   @Override
   protected Map<String, Object> process(Job job) throws Exception {
     long sleepMs = sleepMs(job.payload);
-    if (sleepMs > 0) {
+    long steps = whole(job.payload, "progress_steps", MAX_PROGRESS_STEPS);
+    if (steps > 0) {
+      for (long step = 1; step <= steps; step++) {
+        Thread.sleep(sleepMs / steps);
+        reportProgress((double) step / steps, step);
+      }
+    } else if (sleepMs > 0) {
       Thread.sleep(sleepMs);
     }
     Object fail = job.payload.get("fail");
@@ -55,7 +90,39 @@ public class NoopService extends JobService {
     if (Boolean.TRUE.equals(job.payload.get("record"))) {
       record(job);
     }
-    return Map.of("slept_ms", sleepMs, "item_count", 1);
+    Map<String, Object> result = new HashMap<>();
+    result.put("slept_ms", sleepMs);
+    result.put("item_count", 1);
+    long artifactBytes = whole(job.payload, "artifact_bytes", MAX_ARTIFACT_BYTES);
+    if (job.payload.containsKey("artifact_bytes")) {
+      result.put(RESULT_FILE, writeArtifact(job, artifactBytes));
+      result.put("bytes_out", artifactBytes);
+    }
+    return result;
+  }
+
+  /**
+   * Writes {@code size} bytes of a repeating text line under {@code artifacts/noop/<uid>/}, to a
+   * temporary name first, and returns the file's path relative to the data directory.
+   */
+  private String writeArtifact(Job job, long size) throws IOException {
+    if (data == null) {
+      throw new IllegalStateException("this noop service has no data directory");
+    }
+    Path folder = Files.createDirectories(artifactFolder(job));
+    Path partial = folder.resolve("noop.txt.partial");
+    byte[] line = ("noop job " + job.uid + "\n").getBytes(StandardCharsets.US_ASCII);
+    try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(partial), 1 << 16)) {
+      for (long left = size; left > 0; left -= line.length) {
+        out.write(line, 0, (int) Math.min(line.length, left));
+      }
+    }
+    Path file = Files.move(partial, folder.resolve("noop.txt"), StandardCopyOption.ATOMIC_MOVE);
+    return data.root().relativize(file).toString();
+  }
+
+  private Path artifactFolder(Job job) {
+    return data.root().resolve("artifacts").resolve(kind()).resolve(job.uid.toString());
   }
 
   /**
@@ -79,8 +146,65 @@ public class NoopService extends JobService {
   }
 
   @Override
-  protected void cleanup(Job job) {
-    // A no-op job leaves nothing on disk.
+  protected void cleanup(Job job) throws IOException {
+    if (data == null) {
+      return;
+    }
+    Path folder = artifactFolder(job);
+    if (Files.exists(folder)) {
+      try (Stream<Path> tree = Files.walk(folder)) {
+        for (Path p : tree.sorted(Comparator.reverseOrder()).toList()) {
+          Files.delete(p);
+        }
+      }
+    }
+  }
+
+  /**
+   * Checks a payload before it is enqueued: only known keys, each of the right type and range.
+   *
+   * @throws IllegalArgumentException naming the first problem
+   */
+  public static void validate(Map<String, Object> payload) {
+    for (String key : payload.keySet()) {
+      if (!KEYS.contains(key)) {
+        throw new IllegalArgumentException(
+            "unknown field "
+                + key
+                + "; noop takes "
+                + String.join(", ", KEYS.stream().sorted().toList()));
+      }
+    }
+    sleepMs(payload);
+    whole(payload, "progress_steps", MAX_PROGRESS_STEPS);
+    whole(payload, "artifact_bytes", MAX_ARTIFACT_BYTES);
+    Object fail = payload.get("fail");
+    if (fail != null && !(fail instanceof Boolean) && !(fail instanceof String)) {
+      throw new IllegalArgumentException("fail must be true, false or a message");
+    }
+    Object record = payload.get("record");
+    if (record != null && !(record instanceof Boolean)) {
+      throw new IllegalArgumentException("record must be true or false");
+    }
+    Object name = payload.get("name");
+    if (name != null && !(name instanceof String)) {
+      throw new IllegalArgumentException("name must be a string");
+    }
+  }
+
+  /** A whole number from 0 to {@code max} under {@code key}; 0 when absent. */
+  private static long whole(Map<String, Object> payload, String key, long max) {
+    Object value = payload.get(key);
+    if (value == null) {
+      return 0;
+    }
+    if (!(value instanceof Number n)
+        || n.doubleValue() != n.longValue()
+        || n.longValue() < 0
+        || n.longValue() > max) {
+      throw new IllegalArgumentException(key + " must be a whole number from 0 to " + max);
+    }
+    return n.longValue();
   }
 
   /** The requested sleep; rejects what is not a whole number from 0 to {@link #MAX_SLEEP_MS}. */

@@ -1,0 +1,15 @@
+package io.asyncjobs.api;
+
+import java.util.UUID;
+
+/**
+ * The answer to an enqueue: where to follow the job.
+ *
+ * @param uid the job's id
+ * @param kind the job's kind
+ * @param status its status now (pending, or later for a replayed Idempotency-Key)
+ * @param statusUrl the status view; also in the Location header
+ * @param eventsUrl the stream of status and progress events
+ */
+public record EnqueuedView(
+    UUID uid, String kind, String status, String statusUrl, String eventsUrl) {}

@@ -1,0 +1,121 @@
+package io.asyncjobs.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.asyncjobs.auth.Caller;
+import io.asyncjobs.engine.ServiceManager;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.Owner;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.ws.rs.core.Response;
+import java.net.URI;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * What every kind's {@code POST /api/<kind>} shares once it has validated and authorized the
+ * payload: the Idempotency-Key header, the enqueue for the calling owner, and the 202 answer with
+ * {@code Location}. A kind's resource does its own checks first and calls {@link #accept}.
+ */
+@ApplicationScoped
+public class Enqueuer {
+
+  /** The request header that makes an enqueue idempotent per owner. */
+  public static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+
+  private static final Pattern KEY = Pattern.compile("[\\x21-\\x7e]{1,200}");
+  private static final int MAX_PREFERRED_NAME = 255;
+
+  private final JobQueue queue;
+  private final ServiceManager services;
+  private final ObjectMapper json;
+
+  Enqueuer(JobQueue queue, ServiceManager services, ObjectMapper json) {
+    this.queue = queue;
+    this.services = services;
+    this.json = json;
+  }
+
+  /**
+   * Enqueues a job of {@code kind} for the caller and answers 202. With an Idempotency-Key the
+   * caller used before, answers with that first job instead (header {@code Idempotent-Replayed:
+   * true}); the same key with a different kind or payload is a 422.
+   *
+   * @param payload the validated payload, stored as the job's input
+   * @param preferredName the download's file name, or null
+   * @param idempotencyKey the header's value, or null
+   */
+  public Response accept(
+      Caller caller,
+      String kind,
+      Map<String, Object> payload,
+      String preferredName,
+      String idempotencyKey) {
+    requireEnabled(kind);
+    Owner owner = caller.owner();
+    if (preferredName != null
+        && (preferredName.isBlank() || preferredName.length() > MAX_PREFERRED_NAME)) {
+      throw ProblemException.badRequest("name must be 1 to 255 characters");
+    }
+    if (idempotencyKey == null) {
+      UUID uid = queue.enqueue(kind, payload, owner.kind(), owner.id(), preferredName);
+      return answer(uid, kind, "pending", false);
+    }
+    if (!KEY.matcher(idempotencyKey).matches()) {
+      throw ProblemException.badRequest(
+          "Idempotency-Key must be 1 to 200 visible ASCII characters");
+    }
+    JobQueue.Enqueued enqueued =
+        queue.enqueueIdempotent(
+            kind, payload, owner.kind(), owner.id(), preferredName, idempotencyKey);
+    if (enqueued.created()) {
+      return answer(enqueued.uid(), kind, "pending", false);
+    }
+    Job first = queue.getJob(enqueued.uid()).orElseThrow(() -> Requests.noSuchJob(enqueued.uid()));
+    if (!first.kind.equals(kind) || !samePayload(first.payload, payload)) {
+      throw ProblemException.unprocessable(
+          "idempotency-key-reused",
+          "Idempotency key reused",
+          "this Idempotency-Key was used for job "
+              + first.uid
+              + " with a different request; use a new key for a new job");
+    }
+    return answer(first.uid, kind, first.status.dbValue(), true);
+  }
+
+  /** A 404 problem unless a job service of this kind runs here. */
+  public void requireEnabled(String kind) {
+    if (services.jobService(kind).isEmpty()) {
+      throw new ProblemException(
+          Problem.of(
+              404, "unknown-kind", "Unknown kind", "the kind " + kind + " is not enabled here"));
+    }
+  }
+
+  private boolean samePayload(Map<String, Object> stored, Map<String, Object> offered) {
+    JsonNode a = json.valueToTree(stored);
+    JsonNode b = json.valueToTree(offered);
+    Comparator<JsonNode> numbersByValue =
+        (x, y) -> {
+          if (x.isNumber() && y.isNumber()) {
+            return x.decimalValue().compareTo(y.decimalValue());
+          }
+          return x.equals(y) ? 0 : 1;
+        };
+    return a.equals(numbersByValue, b);
+  }
+
+  private static Response answer(UUID uid, String kind, String status, boolean replayed) {
+    String statusUrl = JobView.statusUrl(uid);
+    Response.ResponseBuilder response =
+        Response.accepted(new EnqueuedView(uid, kind, status, statusUrl, statusUrl + "/events"))
+            .location(URI.create(statusUrl));
+    if (replayed) {
+      response.header("Idempotent-Replayed", "true");
+    }
+    return response.build();
+  }
+}

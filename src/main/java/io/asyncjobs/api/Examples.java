@@ -1,0 +1,61 @@
+package io.asyncjobs.api;
+
+/** Example bodies for the OpenAPI description. */
+final class Examples {
+
+  private Examples() {}
+
+  static final String JOB_DONE =
+      """
+      {"uid": "0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f", "kind": "zip", "status": "done",
+       "cancel_requested": false, "progress": {"fraction": 1.0, "items": 120,
+       "updated_at": "2026-11-29T10:00:03Z"}, "error": null, "preferred_name": "photos.zip",
+       "owner_kind": "user", "owner_id": "alice", "retry_count": 0,
+       "created_at": "2026-11-29T10:00:00Z", "started_at": "2026-11-29T10:00:00.020Z",
+       "completed_at": "2026-11-29T10:00:04Z", "updated_at": "2026-11-29T10:00:04Z",
+       "expires_at": "2026-12-06T10:00:04Z", "last_accessed_at": null, "duration_ms": 3980,
+       "bytes_in": 52428800, "bytes_out": 31457280, "item_count": 120, "result": {},
+       "status_url": "/api/jobs/0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f",
+       "events_url": "/api/jobs/0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f/events",
+       "download_url": "/api/jobs/0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f/download?expires=1796032804&sig=k1q...",
+       "download_expires_at": "2026-11-29T10:15:04Z"}
+      """;
+
+  static final String JOB_PAGE =
+      """
+      {"jobs": [{"uid": "0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f", "kind": "zip", "status": "running",
+                 "progress": {"fraction": 0.4, "items": 48, "updated_at": "2026-11-29T10:00:02Z"}}],
+       "next": "0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f",
+       "next_url": "/api/jobs?before=0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f&limit=1"}
+      """;
+
+  static final String EVENTS =
+      """
+      event: job
+      id: 1796032802000
+      data: {"uid": "0190a5c8-...", "status": "running", "progress": {"fraction": 0.4, ...}, ...}
+
+      : keep-alive
+
+      event: job
+      id: 1796032804000
+      data: {"uid": "0190a5c8-...", "status": "done", "download_url": "/api/jobs/.../download?...", ...}
+      """;
+
+  static final String SETTINGS =
+      """
+      {"service": "zip",
+       "configured": {"retention_seconds": 604800, "max_concurrent": 4, "job_timeout_seconds": 3600,
+                      "max_retries": 3},
+       "overrides": {"retention_seconds": 172800, "max_concurrent": null,
+                     "job_timeout_seconds": null, "max_retries": null},
+       "effective": {"retention_seconds": 172800, "max_concurrent": 4, "job_timeout_seconds": 3600,
+                     "max_retries": 3}}
+      """;
+
+  static final String PROBLEM =
+      """
+      {"type": "urn:async-jobs:problem:not-found", "title": "Not found", "status": 404,
+       "detail": "no job 0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f"}
+      """;
+}

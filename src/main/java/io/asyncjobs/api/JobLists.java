@@ -1,0 +1,77 @@
+package io.asyncjobs.api;
+
+import io.asyncjobs.auth.DownloadLinks;
+import io.asyncjobs.engine.ServiceManager;
+import io.asyncjobs.queue.JobPage;
+import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.queue.Owner;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.UUID;
+
+/** Pages of jobs for the caller's list and the admin's list: filters checked, next link made. */
+@ApplicationScoped
+public class JobLists {
+
+  /** Page size of a list without {@code limit}. */
+  static final int DEFAULT_PAGE = 50;
+
+  private final JobQueue queue;
+  private final DownloadLinks links;
+  private final ServiceManager services;
+
+  JobLists(JobQueue queue, DownloadLinks links, ServiceManager services) {
+    this.queue = queue;
+    this.links = links;
+    this.services = services;
+  }
+
+  /** One page of jobs; {@code path} is the route the next page's link points at. */
+  JobListView page(
+      String path, String kind, String status, Owner owner, String before, String limit) {
+    String kindFilter = kindFilter(kind);
+    JobStatus statusFilter = Requests.status(status);
+    UUID cursor = before == null || before.isEmpty() ? null : Requests.uid(before, "before");
+    int size = Requests.limit(limit, DEFAULT_PAGE);
+    JobPage page = queue.listJobs(kindFilter, statusFilter, owner, cursor, size);
+    List<JobView> views = page.jobs().stream().map(job -> JobView.of(job, links)).toList();
+    String nextUrl = null;
+    if (page.next() != null) {
+      StringBuilder url = new StringBuilder(path).append("?before=").append(page.next());
+      url.append("&limit=").append(size);
+      if (kindFilter != null) {
+        url.append("&kind=").append(kindFilter);
+      }
+      if (statusFilter != null) {
+        url.append("&status=").append(statusFilter.dbValue());
+      }
+      if (owner != null && path.startsWith("/api/admin")) {
+        url.append("&owner_kind=").append(encode(owner.kind()));
+        url.append("&owner_id=").append(encode(owner.id()));
+      }
+      nextUrl = url.toString();
+    }
+    return new JobListView(views, page.next(), nextUrl);
+  }
+
+  private String kindFilter(String kind) {
+    if (kind == null || kind.isEmpty()) {
+      return null;
+    }
+    if (services.jobService(kind).isEmpty()) {
+      throw ProblemException.badRequest(
+          "kind must be one of "
+              + String.join(", ", services.kinds())
+              + "; got "
+              + Requests.quote(kind));
+    }
+    return kind;
+  }
+
+  private static String encode(String text) {
+    return URLEncoder.encode(text, StandardCharsets.UTF_8);
+  }
+}

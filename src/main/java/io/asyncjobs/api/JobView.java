@@ -1,0 +1,112 @@
+package io.asyncjobs.api;
+
+import io.asyncjobs.auth.DownloadLinks;
+import io.asyncjobs.engine.JobService;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobStatus;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+
+/**
+ * What a caller sees of a job: its state, progress, timing and links. The artifact's place on the
+ * volume is never shown; a finished job with a file has a signed {@code download_url} instead.
+ */
+@Schema(name = "Job", description = "The status view of one job")
+public record JobView(
+    UUID uid,
+    String kind,
+    @Schema(enumeration = {"pending", "running", "done", "failed"}) String status,
+    @Schema(description = "True once a caller asked this job to stop") boolean cancelRequested,
+    Progress progress,
+    String error,
+    String preferredName,
+    String ownerKind,
+    String ownerId,
+    int retryCount,
+    Instant createdAt,
+    Instant startedAt,
+    Instant completedAt,
+    Instant updatedAt,
+    Instant expiresAt,
+    Instant lastAccessedAt,
+    Long durationMs,
+    Long bytesIn,
+    Long bytesOut,
+    Long itemCount,
+    @Schema(description = "Kind-specific result fields, once done") Map<String, Object> result,
+    String statusUrl,
+    String eventsUrl,
+    @Schema(description = "A signed link to the artifact, usable without a token until it expires")
+        String downloadUrl,
+    Instant downloadExpiresAt) {
+
+  /**
+   * How far a running job has come, as its processor last reported it.
+   *
+   * @param fraction the part done, 0 to 1, or null when the kind does not know
+   * @param items items (files, pages, hits) done so far, or null
+   * @param updatedAt when the owner last wrote it
+   */
+  public record Progress(Double fraction, Long items, Instant updatedAt) {}
+
+  /** The view of {@code job}; a signed download link is made when the job is done with a file. */
+  public static JobView of(Job job, DownloadLinks links) {
+    JobStatus status = job.status;
+    DownloadLinks.SignedLink link =
+        status == JobStatus.DONE && artifact(job) != null ? links.sign(job.uid) : null;
+    Progress progress =
+        job.progress == null && job.progressItems == null
+            ? null
+            : new Progress(job.progress, job.progressItems, job.progressAt);
+    return new JobView(
+        job.uid,
+        job.kind,
+        status.dbValue(),
+        job.cancelRequested,
+        progress,
+        job.error,
+        job.preferredName,
+        job.ownerKind,
+        job.ownerId,
+        job.retryCount,
+        job.createdAt,
+        job.startedAt,
+        job.completedAt,
+        job.updatedAt,
+        job.expiresAt,
+        job.lastAccessedAt,
+        job.durationMs,
+        job.bytesIn,
+        job.bytesOut,
+        job.itemCount,
+        publicResult(job.result),
+        statusUrl(job.uid),
+        statusUrl(job.uid) + "/events",
+        link == null ? null : link.url(),
+        link == null ? null : link.expiresAt());
+  }
+
+  /** The path of a job's status view. */
+  public static String statusUrl(UUID uid) {
+    return "/api/jobs/" + uid;
+  }
+
+  /** The artifact's path relative to the data directory, or null when the job made none. */
+  public static String artifact(Job job) {
+    return job.result != null && job.result.get(JobService.RESULT_FILE) instanceof String file
+        ? file
+        : null;
+  }
+
+  private static Map<String, Object> publicResult(Map<String, Object> result) {
+    if (result == null) {
+      return null;
+    }
+    Map<String, Object> shown = new LinkedHashMap<>(result);
+    shown.remove(JobService.RESULT_FILE);
+    return shown;
+  }
+}

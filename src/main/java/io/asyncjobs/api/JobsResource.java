@@ -1,0 +1,235 @@
+package io.asyncjobs.api;
+
+import io.asyncjobs.auth.Caller;
+import io.asyncjobs.auth.DownloadLinks;
+import io.asyncjobs.queue.CancelOutcome;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.Owner;
+import io.quarkus.security.Authenticated;
+import io.smallrye.common.annotation.Blocking;
+import io.smallrye.mutiny.Multi;
+import jakarta.annotation.security.PermitAll;
+import jakarta.ws.rs.DELETE;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.HttpHeaders;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.sse.OutboundSseEvent;
+import jakarta.ws.rs.sse.Sse;
+import java.util.UUID;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.ParameterIn;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
+/**
+ * The caller's jobs: status, list, cancel and download. Any replica answers these; they read the
+ * shared database and data directory and never wait for the owner.
+ */
+@Path("/api/jobs")
+@Authenticated
+@Produces(MediaType.APPLICATION_JSON)
+@Tag(name = "jobs", description = "Status, listing, cancellation and downloads of jobs")
+@SecurityRequirement(name = "bearer")
+public class JobsResource {
+
+  private final JobQueue queue;
+  private final Caller caller;
+  private final DownloadLinks links;
+  private final JobLists lists;
+  private final Downloads downloads;
+  private final JobEvents events;
+
+  JobsResource(
+      JobQueue queue,
+      Caller caller,
+      DownloadLinks links,
+      JobLists lists,
+      Downloads downloads,
+      JobEvents events) {
+    this.queue = queue;
+    this.caller = caller;
+    this.links = links;
+    this.lists = lists;
+    this.downloads = downloads;
+    this.events = events;
+  }
+
+  @GET
+  @Path("{uid}")
+  @Operation(
+      summary = "Status of a job",
+      description =
+          "Status, progress, timestamps and error. A done job with a file carries a signed"
+              + " download_url. Another owner's job answers 404, like a missing one.")
+  @APIResponse(
+      responseCode = "200",
+      description = "The job",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = JobView.class),
+              examples = @ExampleObject(name = "done", value = Examples.JOB_DONE)))
+  @APIResponse(responseCode = "400", ref = "malformed")
+  @APIResponse(responseCode = "401", ref = "unauthenticated")
+  @APIResponse(responseCode = "404", ref = "notFound")
+  public JobView get(@PathParam("uid") String uid) {
+    return JobView.of(Requests.visibleJob(queue, caller, Requests.uid(uid, "uid")), links);
+  }
+
+  @GET
+  @Operation(
+      summary = "List the caller's jobs",
+      description =
+          "Newest first. Filter by kind and status; follow next_url for the following page. An"
+              + " admin sees every owner's jobs here too.")
+  @APIResponse(
+      responseCode = "200",
+      description = "One page of jobs",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = JobListView.class),
+              examples = @ExampleObject(name = "page", value = Examples.JOB_PAGE)))
+  @APIResponse(responseCode = "400", ref = "malformed")
+  @APIResponse(responseCode = "401", ref = "unauthenticated")
+  public JobListView list(
+      @Parameter(description = "only jobs of this kind", example = "zip") @QueryParam("kind")
+          String kind,
+      @Parameter(
+              description = "only jobs in this status",
+              schema = @Schema(enumeration = {"pending", "running", "done", "failed"}))
+          @QueryParam("status")
+          String status,
+      @Parameter(description = "the next value of the previous page") @QueryParam("before")
+          String before,
+      @Parameter(description = "page size, 1 to 500 (default 50)") @QueryParam("limit")
+          String limit) {
+    Owner owner = caller.isAdmin() ? null : caller.owner();
+    return lists.page("/api/jobs", kind, status, owner, before, limit);
+  }
+
+  @DELETE
+  @Path("{uid}")
+  @Operation(
+      summary = "Cancel a job",
+      description =
+          "A pending job fails at once and never runs (200). A running job is asked to stop (202):"
+              + " its status shows cancel_requested until the owner interrupts and fails it. A"
+              + " finished job answers 409.")
+  @APIResponse(
+      responseCode = "200",
+      description = "Cancelled: the job is failed now",
+      content = @Content(schema = @Schema(implementation = JobView.class)))
+  @APIResponse(
+      responseCode = "202",
+      description = "Running: the owner stops it on its next tick",
+      content = @Content(schema = @Schema(implementation = JobView.class)))
+  @APIResponse(responseCode = "404", ref = "notFound")
+  @APIResponse(responseCode = "409", ref = "conflict")
+  public Response cancel(@PathParam("uid") String uid) {
+    UUID id = Requests.uid(uid, "uid");
+    Requests.visibleJob(queue, caller, id);
+    CancelOutcome outcome = queue.cancelJob(id);
+    return switch (outcome) {
+      case CANCELLED -> Response.ok(view(id)).build();
+      case STOP_REQUESTED -> Response.accepted(view(id)).build();
+      case ALREADY_FINISHED ->
+          throw ProblemException.conflict(
+              "job-finished", "Job already finished", "job " + id + " has already finished");
+      case NOT_FOUND -> throw Requests.noSuchJob(id);
+    };
+  }
+
+  private JobView view(UUID uid) {
+    return JobView.of(queue.getJob(uid).orElseThrow(() -> Requests.noSuchJob(uid)), links);
+  }
+
+  @GET
+  @Path("{uid}/download")
+  @PermitAll
+  @Produces(MediaType.WILDCARD)
+  @Operation(
+      summary = "Download a job's file",
+      description =
+          "The artifact of a done job. Authorized either by a bearer token (the job's owner or an"
+              + " admin) or by the signature of a download_url, which needs no token until it"
+              + " expires. Supports one Range (206, or 416 when unsatisfiable) and ETag with"
+              + " If-None-Match (304). Each download keeps the job one more retention period.")
+  @APIResponse(responseCode = "200", description = "The whole file")
+  @APIResponse(responseCode = "206", description = "The requested range")
+  @APIResponse(responseCode = "304", description = "The caller's copy is current")
+  @APIResponse(responseCode = "403", ref = "forbidden")
+  @APIResponse(responseCode = "404", ref = "notFound")
+  @APIResponse(responseCode = "409", ref = "conflict")
+  @APIResponse(responseCode = "416", description = "The range lies outside the file")
+  public Response download(
+      @PathParam("uid") String uid,
+      @Parameter(description = "expiry of a signed link, epoch seconds") @QueryParam("expires")
+          String expires,
+      @Parameter(description = "signature of a signed link") @QueryParam("sig") String sig,
+      @Parameter(in = ParameterIn.HEADER, name = "Range") @jakarta.ws.rs.HeaderParam("Range")
+          String range,
+      @Parameter(in = ParameterIn.HEADER, name = "If-None-Match")
+          @jakarta.ws.rs.HeaderParam(HttpHeaders.IF_NONE_MATCH)
+          String ifNoneMatch,
+      @Parameter(in = ParameterIn.HEADER, name = "If-Range") @jakarta.ws.rs.HeaderParam("If-Range")
+          String ifRange) {
+    UUID id = Requests.uid(uid, "uid");
+    Job job;
+    if (sig != null || expires != null) {
+      long expiry;
+      try {
+        expiry = Long.parseLong(expires == null ? "" : expires);
+      } catch (NumberFormatException e) {
+        throw ProblemException.forbidden("this download link is invalid");
+      }
+      if (!links.verify(id, expiry, sig)) {
+        throw ProblemException.forbidden("this download link is invalid or has expired");
+      }
+      job = queue.getJob(id).orElseThrow(() -> Requests.noSuchJob(id));
+    } else {
+      if (!caller.authenticated()) {
+        throw ProblemException.unauthenticated(
+            "a download needs a bearer token or a signed download_url");
+      }
+      job = Requests.visibleJob(queue, caller, id);
+    }
+    return downloads.send(job, range, ifNoneMatch, ifRange);
+  }
+
+  @GET
+  @Path("{uid}/events")
+  @Produces(MediaType.SERVER_SENT_EVENTS)
+  @Blocking
+  @Operation(
+      summary = "Stream a job's status and progress",
+      description =
+          "Server-sent events: a `job` event carrying the status view at once and whenever the"
+              + " status or progress changes, comment lines while idle, and the end of the stream"
+              + " after the event that shows the job done or failed.")
+  @APIResponse(
+      responseCode = "200",
+      description = "An event stream",
+      content =
+          @Content(
+              mediaType = MediaType.SERVER_SENT_EVENTS,
+              examples = @ExampleObject(name = "progress", value = Examples.EVENTS)))
+  @APIResponse(responseCode = "404", ref = "notFound")
+  public Multi<OutboundSseEvent> events(@PathParam("uid") String uid, @Context Sse sse) {
+    UUID id = Requests.uid(uid, "uid");
+    Requests.visibleJob(queue, caller, id);
+    return events.stream(id, sse);
+  }
+}

@@ -1,0 +1,158 @@
+package io.asyncjobs.api;
+
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.exc.InvalidDefinitionException;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
+import io.quarkus.security.AuthenticationCompletionException;
+import io.quarkus.security.AuthenticationFailedException;
+import io.quarkus.security.AuthenticationRedirectException;
+import io.quarkus.security.ForbiddenException;
+import io.quarkus.security.UnauthorizedException;
+import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.core.HttpHeaders;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
+import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+
+/**
+ * Turns every exception that reaches the REST layer into a problem response, so no error leaves
+ * without a {@code application/problem+json} body. Client errors are 4xx with a detail the caller
+ * can act on; anything unexpected is a 500 that names no internals and is logged.
+ */
+public class ProblemMappers {
+
+  private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
+
+  @ServerExceptionMapper
+  public Response problem(ProblemException e) {
+    return e.toResponse();
+  }
+
+  @ServerExceptionMapper
+  public Response unauthorized(UnauthorizedException e) {
+    return unauthenticated("this route needs a bearer token");
+  }
+
+  @ServerExceptionMapper
+  public Response authenticationFailed(AuthenticationFailedException e) {
+    return unauthenticated("the bearer token is invalid or expired");
+  }
+
+  @ServerExceptionMapper
+  public Response authenticationCompletion(AuthenticationCompletionException e) {
+    return unauthenticated("the bearer token is invalid or expired");
+  }
+
+  @ServerExceptionMapper
+  public Response authenticationRedirect(AuthenticationRedirectException e) {
+    return unauthenticated("this route needs a bearer token");
+  }
+
+  @ServerExceptionMapper
+  public Response forbidden(ForbiddenException e) {
+    return Problem.of(403, "forbidden", "Forbidden", "this route needs a role the token lacks")
+        .toResponse();
+  }
+
+  @ServerExceptionMapper
+  public Response malformedJson(JsonParseException e) {
+    return badJson("the body is not valid JSON: " + e.getOriginalMessage());
+  }
+
+  @ServerExceptionMapper
+  public Response mismatchedJson(MismatchedInputException e) {
+    return badJson("the body does not have the expected shape: " + e.getOriginalMessage());
+  }
+
+  @ServerExceptionMapper
+  public Response rejectedJson(ValueInstantiationException e) {
+    Throwable cause = e.getCause() == null ? e : e.getCause();
+    return badJson("the body has an invalid value: " + cause.getMessage());
+  }
+
+  @ServerExceptionMapper
+  public Response json(JsonProcessingException e) {
+    if (e instanceof InvalidDefinitionException) {
+      return internal(e);
+    }
+    return badJson("the body could not be read as JSON: " + e.getOriginalMessage());
+  }
+
+  @ServerExceptionMapper
+  public Response web(WebApplicationException e, UriInfo uri) {
+    Response original = e.getResponse();
+    int status = original.getStatus();
+    if (status >= 500) {
+      return internal(e);
+    }
+    if (status == 400 && e.getCause() instanceof JsonProcessingException json) {
+      return badJson("the body could not be read as JSON: " + json.getOriginalMessage());
+    }
+    Problem problem =
+        switch (status) {
+          case 400 ->
+              Problem.of(400, "malformed-body", "Malformed body", "the request could not be read");
+          case 404 ->
+              Problem.of(404, "not-found", "Not found", "no route matches /" + uri.getPath());
+          case 405 ->
+              Problem.of(
+                  405,
+                  "method-not-allowed",
+                  "Method not allowed",
+                  "this route does not take that method");
+          case 406 ->
+              Problem.of(
+                  406,
+                  "not-acceptable",
+                  "Not acceptable",
+                  "this route answers application/json (or the type its documentation names)");
+          case 415 ->
+              Problem.of(
+                  415,
+                  "unsupported-media-type",
+                  "Unsupported media type",
+                  "send the body as application/json");
+          default ->
+              Problem.of(
+                  status,
+                  "http-" + status,
+                  original.getStatusInfo().getReasonPhrase(),
+                  e.getMessage());
+        };
+    Response.ResponseBuilder builder = Response.fromResponse(problem.toResponse());
+    String allow = original.getHeaderString(HttpHeaders.ALLOW);
+    if (allow != null) {
+      builder.header(HttpHeaders.ALLOW, allow);
+    }
+    return builder.build();
+  }
+
+  @ServerExceptionMapper
+  public Response unexpected(Throwable e) {
+    return internal(e);
+  }
+
+  private static Response internal(Throwable e) {
+    LOG.error("Unexpected error while answering a request", e);
+    return Problem.of(
+            500,
+            "internal",
+            "Internal error",
+            "the service failed to answer; the error is in its log")
+        .toResponse();
+  }
+
+  private static Response badJson(String detail) {
+    return Problem.of(400, "malformed-body", "Malformed body", detail).toResponse();
+  }
+
+  private static Response unauthenticated(String detail) {
+    return Response.fromResponse(
+            Problem.of(401, "unauthenticated", "Unauthenticated", detail).toResponse())
+        .header(HttpHeaders.WWW_AUTHENTICATE, "Bearer")
+        .build();
+  }
+}

@@ -1,0 +1,33 @@
+package io.asyncjobs.api;
+
+import io.asyncjobs.config.ServiceSettings;
+import io.asyncjobs.settings.SettingsOverride;
+
+/**
+ * One service's settings: what configuration says, what an admin overrode, and what is in force.
+ *
+ * @param service the service's name
+ * @param configured from configuration alone
+ * @param overrides the stored run-time overrides; a null field keeps the configured value
+ * @param effective configuration with the overrides applied, used from the owner's next tick
+ */
+public record SettingsView(
+    String service, Values configured, SettingsOverride overrides, Values effective) {
+
+  /**
+   * A full set of settings.
+   *
+   * @param retentionSeconds how long a finished job is kept
+   * @param maxConcurrent jobs processed at once
+   * @param jobTimeoutSeconds how long one job may run
+   * @param maxRetries recoveries of a vanished job before it fails
+   */
+  public record Values(
+      long retentionSeconds, int maxConcurrent, long jobTimeoutSeconds, int maxRetries) {
+
+    static Values of(ServiceSettings s) {
+      return new Values(
+          s.retention().toSeconds(), s.maxConcurrent(), s.jobTimeout().toSeconds(), s.maxRetries());
+    }
+  }
+}

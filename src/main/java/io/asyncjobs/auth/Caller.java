@@ -1,0 +1,77 @@
+package io.asyncjobs.auth;
+
+import io.asyncjobs.api.ProblemException;
+import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.Owner;
+import io.quarkus.security.identity.SecurityIdentity;
+import jakarta.enterprise.context.RequestScoped;
+import jakarta.json.JsonString;
+import java.util.Objects;
+import org.eclipse.microprofile.jwt.JsonWebToken;
+
+/**
+ * Who is calling, as the bearer token says: the job owner its requests act for, and whether it
+ * holds the {@code admin} role. A caller sees only its own jobs; an admin sees all of them.
+ */
+@RequestScoped
+public class Caller {
+
+  /** The role that sees and manages every job and the service settings. */
+  public static final String ADMIN = "admin";
+
+  /** Longest owner id or kind a token may carry (the jobs table's limit). */
+  private static final int MAX_OWNER_PART = 200;
+
+  private final SecurityIdentity identity;
+  private final JobsConfig config;
+
+  Caller(SecurityIdentity identity, JobsConfig config) {
+    this.identity = identity;
+    this.config = config;
+  }
+
+  /** Whether the request carried a valid token. */
+  public boolean authenticated() {
+    return !identity.isAnonymous();
+  }
+
+  /** Whether the token grants the {@code admin} role. */
+  public boolean isAdmin() {
+    return authenticated() && identity.hasRole(ADMIN);
+  }
+
+  /**
+   * The owner the caller's jobs are filed under: the principal kind from the configured claim
+   * (default {@code user}) and the token's subject.
+   *
+   * @throws ProblemException 401 when there is no token, 403 when it names no usable subject
+   */
+  public Owner owner() {
+    if (!(identity.getPrincipal() instanceof JsonWebToken token) || identity.isAnonymous()) {
+      throw ProblemException.unauthenticated("this route needs a bearer token");
+    }
+    String id = token.getSubject() != null ? token.getSubject() : token.getName();
+    Object kindClaim = token.getClaim(config.auth().ownerKindClaim());
+    String kind =
+        kindClaim == null
+            ? config.auth().defaultOwnerKind()
+            : kindClaim instanceof JsonString text ? text.getString() : kindClaim.toString();
+    if (id == null || id.isBlank() || id.length() > MAX_OWNER_PART) {
+      throw ProblemException.forbidden("the token's subject must be 1 to 200 characters");
+    }
+    if (kind.isBlank() || kind.length() > MAX_OWNER_PART) {
+      throw ProblemException.forbidden("the token's owner kind must be 1 to 200 characters");
+    }
+    return new Owner(kind, id);
+  }
+
+  /** Whether the caller may see this job: its own, or any when admin. */
+  public boolean maySee(Job job) {
+    if (isAdmin()) {
+      return true;
+    }
+    Owner owner = owner();
+    return Objects.equals(owner.kind(), job.ownerKind) && Objects.equals(owner.id(), job.ownerId);
+  }
+}

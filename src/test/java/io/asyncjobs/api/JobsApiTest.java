@@ -1,0 +1,380 @@
+package io.asyncjobs.api;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.endsWith;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.nullValue;
+import static org.hamcrest.Matchers.startsWith;
+
+import io.asyncjobs.kinds.noop.NoopService;
+import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.testing.Database;
+import io.asyncjobs.testing.Tokens;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.response.Response;
+import io.restassured.specification.RequestSpecification;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+@QuarkusTest
+class JobsApiTest {
+
+  static final String ALICE = Tokens.user("alice");
+  static final String BOB = Tokens.user("bob");
+  static final String ADMIN = Tokens.admin("root");
+
+  @Inject Database db;
+  @Inject NoopService noop;
+  @Inject JobQueue queue;
+
+  @BeforeEach
+  void clean() {
+    db.clearJobs();
+  }
+
+  @AfterEach
+  void settle() throws InterruptedException {
+    // Interrupt whatever a test left running, so the next one starts from an idle engine.
+    db.update("UPDATE jobs SET cancel_requested = true WHERE status = 'running'");
+    noop.runOnce();
+    noop.awaitTasks(Duration.ofSeconds(10));
+  }
+
+  static RequestSpecification as(String token) {
+    return given().auth().oauth2(token);
+  }
+
+  static String enqueue(String token, String body) {
+    return as(token)
+        .contentType(ContentType.JSON)
+        .body(body)
+        .post("/api/noop")
+        .then()
+        .statusCode(202)
+        .extract()
+        .path("uid");
+  }
+
+  void runToCompletion() throws InterruptedException {
+    noop.runOnce();
+    assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
+    noop.runOnce();
+  }
+
+  @Test
+  void shouldAnswerAnEnqueueAt202WithLocationAndLinks() {
+    Response response =
+        as(ALICE).contentType(ContentType.JSON).body("{\"sleep_ms\": 5}").post("/api/noop");
+
+    response
+        .then()
+        .statusCode(202)
+        .body("status", equalTo("pending"))
+        .body("kind", equalTo("noop"));
+    String uid = response.path("uid");
+    assertThat(response.header("Location")).endsWith("/api/jobs/" + uid);
+    assertThat(response.<String>path("status_url")).isEqualTo("/api/jobs/" + uid);
+    assertThat(response.<String>path("events_url")).isEqualTo("/api/jobs/" + uid + "/events");
+    assertThat(
+            db.query("SELECT owner_kind, owner_id FROM jobs WHERE uid = ?", UUID.fromString(uid)))
+        .containsExactly(Map.of("owner_kind", "user", "owner_id", "alice"));
+  }
+
+  @Test
+  void shouldShowStatusFromPendingToDoneWithASignedDownloadLinkButNoPath() throws Exception {
+    String uid = enqueue(ALICE, "{\"artifact_bytes\": 100, \"name\": \"hello.txt\"}");
+    as(ALICE)
+        .get("/api/jobs/" + uid)
+        .then()
+        .statusCode(200)
+        .body("status", equalTo("pending"))
+        .body("download_url", nullValue())
+        .body("started_at", nullValue());
+
+    runToCompletion();
+
+    Response done = as(ALICE).get("/api/jobs/" + uid);
+    done.then()
+        .statusCode(200)
+        .body("status", equalTo("done"))
+        .body("preferred_name", equalTo("hello.txt"))
+        .body("bytes_out", equalTo(100))
+        .body("item_count", equalTo(1))
+        .body("download_url", startsWith("/api/jobs/" + uid + "/download?expires="));
+    assertThat(done.<Map<String, Object>>path("result")).doesNotContainKey("file");
+    assertThat(done.asString()).doesNotContain("artifacts/noop");
+  }
+
+  @Test
+  void shouldShowProgressAndAFailedJobsError() throws Exception {
+    String failing = enqueue(ALICE, "{\"fail\": \"disk full\"}");
+    runToCompletion();
+    as(ALICE)
+        .get("/api/jobs/" + failing)
+        .then()
+        .body("status", equalTo("failed"))
+        .body("error", equalTo("IllegalStateException: disk full"))
+        .body("download_url", nullValue());
+
+    String running = enqueue(ALICE, "{\"sleep_ms\": 60000}");
+    noop.runOnce();
+    db.update(
+        "UPDATE jobs SET progress = 0.25, progress_items = 3, progress_at = now() WHERE uid = ?",
+        UUID.fromString(running));
+    as(ALICE)
+        .get("/api/jobs/" + running)
+        .then()
+        .body("status", equalTo("running"))
+        .body("progress.fraction", equalTo(0.25f))
+        .body("progress.items", equalTo(3));
+  }
+
+  @Test
+  void shouldApplyTheAuthMatrixToTheStatusRoute() {
+    String uid = enqueue(ALICE, "{}");
+    String path = "/api/jobs/" + uid;
+
+    as(ALICE).get(path).then().statusCode(200);
+    as(ADMIN).get(path).then().statusCode(200).body("owner_id", equalTo("alice"));
+    // Another owner's job looks exactly like a missing one.
+    String missing = as(BOB).get(path).then().statusCode(404).extract().path("detail");
+    assertThat(missing).isEqualTo("no job " + uid);
+    as(BOB)
+        .get("/api/jobs/" + UUID.randomUUID())
+        .then()
+        .statusCode(404)
+        .contentType(Problem.MEDIA_TYPE);
+
+    for (String bad : List.of(Tokens.expired("alice"), Tokens.signedByStranger("alice"), "x.y.z")) {
+      as(bad)
+          .get(path)
+          .then()
+          .statusCode(401)
+          .contentType(Problem.MEDIA_TYPE)
+          .header("WWW-Authenticate", startsWith("Bearer"))
+          .body("type", equalTo("urn:async-jobs:problem:unauthenticated"));
+    }
+    given()
+        .get(path)
+        .then()
+        .statusCode(401)
+        .contentType(Problem.MEDIA_TYPE)
+        .header("WWW-Authenticate", startsWith("Bearer"));
+  }
+
+  @Test
+  void shouldRefuseEveryRouteWithoutAToken() {
+    String uid = UUID.randomUUID().toString();
+    given().get("/api/jobs").then().statusCode(401).contentType(Problem.MEDIA_TYPE);
+    given().delete("/api/jobs/" + uid).then().statusCode(401);
+    given().get("/api/jobs/" + uid + "/events").then().statusCode(401);
+    given().get("/api/jobs/" + uid + "/download").then().statusCode(401);
+    given().contentType(ContentType.JSON).body("{}").post("/api/noop").then().statusCode(401);
+    given().get("/api/admin/services").then().statusCode(401);
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+  }
+
+  @Test
+  void shouldListOnlyTheCallersJobsWithFiltersAndPages() throws Exception {
+    String a1 = enqueue(ALICE, "{}");
+    String a2 = enqueue(ALICE, "{\"fail\": true}");
+    String a3 = enqueue(ALICE, "{}");
+    String b1 = enqueue(BOB, "{}");
+    runToCompletion();
+
+    assertThat(as(ALICE).get("/api/jobs").<List<String>>path("jobs.uid"))
+        .containsExactly(a3, a2, a1);
+    assertThat(as(BOB).get("/api/jobs").<List<String>>path("jobs.uid")).containsExactly(b1);
+    assertThat(as(ADMIN).get("/api/jobs").<List<String>>path("jobs.uid"))
+        .containsExactly(b1, a3, a2, a1);
+    assertThat(
+            as(ALICE)
+                .queryParam("status", "failed")
+                .get("/api/jobs")
+                .<List<String>>path("jobs.uid"))
+        .containsExactly(a2);
+    assertThat(as(ALICE).queryParam("kind", "noop").get("/api/jobs").<List<String>>path("jobs.uid"))
+        .hasSize(3);
+
+    Response first = as(ALICE).queryParam("limit", 2).get("/api/jobs");
+    assertThat(first.<List<String>>path("jobs.uid")).containsExactly(a3, a2);
+    String nextUrl = first.path("next_url");
+    assertThat(nextUrl).isEqualTo("/api/jobs?before=" + a2 + "&limit=2");
+    Response second = as(ALICE).get(nextUrl);
+    assertThat(second.<List<String>>path("jobs.uid")).containsExactly(a1);
+    assertThat(second.<String>path("next_url")).isNull();
+  }
+
+  @Test
+  void shouldRefuseBadListFiltersWith400() {
+    for (Map.Entry<String, String> bad :
+        Map.of(
+                "kind", "nosuchkind",
+                "status", "finished",
+                "limit", "0",
+                "before", "not-a-uuid")
+            .entrySet()) {
+      as(ALICE)
+          .queryParam(bad.getKey(), bad.getValue())
+          .get("/api/jobs")
+          .then()
+          .statusCode(400)
+          .contentType(Problem.MEDIA_TYPE)
+          .body("type", equalTo("urn:async-jobs:problem:bad-request"))
+          .body("status", equalTo(400))
+          .body("detail", org.hamcrest.Matchers.containsString(bad.getKey()));
+    }
+    as(ALICE).queryParam("limit", "501").get("/api/jobs").then().statusCode(400);
+    as(ALICE).queryParam("limit", "ten").get("/api/jobs").then().statusCode(400);
+  }
+
+  @Test
+  void shouldCancelPendingAtOnceAndAskARunningJobToStop() throws Exception {
+    String pending = enqueue(ALICE, "{}");
+    as(BOB).delete("/api/jobs/" + pending).then().statusCode(404);
+    as(ALICE)
+        .delete("/api/jobs/" + pending)
+        .then()
+        .statusCode(200)
+        .body("status", equalTo("failed"))
+        .body("error", equalTo("cancelled on request"));
+    as(ALICE)
+        .delete("/api/jobs/" + pending)
+        .then()
+        .statusCode(409)
+        .contentType(Problem.MEDIA_TYPE)
+        .body("type", equalTo("urn:async-jobs:problem:job-finished"));
+
+    String running = enqueue(ALICE, "{\"sleep_ms\": 60000}");
+    noop.runOnce();
+    as(ALICE)
+        .delete("/api/jobs/" + running)
+        .then()
+        .statusCode(202)
+        .body("status", equalTo("running"))
+        .body("cancel_requested", equalTo(true));
+    noop.runOnce();
+    assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
+    noop.runOnce();
+    as(ALICE).get("/api/jobs/" + running).then().body("status", equalTo("failed"));
+  }
+
+  @Test
+  void shouldReturnTheFirstJobForARepeatedIdempotencyKey() {
+    Response first =
+        as(ALICE)
+            .header("Idempotency-Key", "order-42")
+            .contentType(ContentType.JSON)
+            .body("{\"sleep_ms\": 1}")
+            .post("/api/noop");
+    first.then().statusCode(202);
+    assertThat(first.header("Idempotent-Replayed")).isNull();
+
+    Response again =
+        as(ALICE)
+            .header("Idempotency-Key", "order-42")
+            .contentType(ContentType.JSON)
+            .body("{\"sleep_ms\": 1.0}")
+            .post("/api/noop");
+    again.then().statusCode(202).header("Idempotent-Replayed", "true");
+    assertThat(again.<String>path("uid")).isEqualTo(first.path("uid"));
+
+    // Another owner's key space is its own.
+    String bobs =
+        as(BOB)
+            .header("Idempotency-Key", "order-42")
+            .contentType(ContentType.JSON)
+            .body("{\"sleep_ms\": 1}")
+            .post("/api/noop")
+            .then()
+            .statusCode(202)
+            .extract()
+            .path("uid");
+    assertThat(bobs).isNotEqualTo(first.path("uid"));
+
+    as(ALICE)
+        .header("Idempotency-Key", "order-42")
+        .contentType(ContentType.JSON)
+        .body("{\"sleep_ms\": 2}")
+        .post("/api/noop")
+        .then()
+        .statusCode(422)
+        .contentType(Problem.MEDIA_TYPE)
+        .body("type", equalTo("urn:async-jobs:problem:idempotency-key-reused"));
+    as(ALICE)
+        .header("Idempotency-Key", "has space")
+        .contentType(ContentType.JSON)
+        .body("{}")
+        .post("/api/noop")
+        .then()
+        .statusCode(400);
+    assertThat(db.query("SELECT uid FROM jobs")).hasSize(2);
+  }
+
+  @Test
+  void shouldAnswerEveryBadRequestWithAProblemAndWriteNothing() {
+    record Bad(String contentType, String body, int status, String type) {}
+    List<Bad> bad =
+        List.of(
+            new Bad("application/json", "{\"sleep_ms\": ", 400, "malformed-body"),
+            new Bad("application/json", "[1, 2]", 400, "malformed-body"),
+            new Bad("application/json", "\"text\"", 400, "malformed-body"),
+            new Bad("application/json", "{\"sleep_ms\": \"soon\"}", 400, "bad-request"),
+            new Bad("application/json", "{\"colour\": \"red\"}", 400, "bad-request"),
+            new Bad("application/json", "{\"artifact_bytes\": -1}", 400, "bad-request"),
+            new Bad("text/plain", "{}", 415, "unsupported-media-type"),
+            new Bad(
+                "application/json",
+                "{\"name\": \"" + "x".repeat(2_000_000) + "\"}",
+                413,
+                "body-too-large"));
+    for (Bad b : bad) {
+      as(ALICE)
+          .contentType(b.contentType())
+          .body(b.body())
+          .post("/api/noop")
+          .then()
+          .statusCode(b.status())
+          .contentType(Problem.MEDIA_TYPE)
+          .body("type", equalTo("urn:async-jobs:problem:" + b.type()))
+          .body("title", org.hamcrest.Matchers.notNullValue())
+          .body("detail", org.hamcrest.Matchers.notNullValue());
+    }
+    as(ALICE)
+        .contentType(ContentType.JSON)
+        .body("{}")
+        .post("/api/nosuchkind")
+        .then()
+        .statusCode(404)
+        .contentType(Problem.MEDIA_TYPE);
+    as(ALICE)
+        .get("/api/jobs/not-a-uid")
+        .then()
+        .statusCode(400)
+        .contentType(Problem.MEDIA_TYPE)
+        .body("detail", startsWith("uid must be a uuid"));
+    as(ALICE).get("/api/jobs/1-1-1-1-1").then().statusCode(400);
+    as(ALICE).put("/api/jobs").then().statusCode(405).contentType(Problem.MEDIA_TYPE);
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+  }
+
+  @Test
+  void shouldKeepEnqueueEndpointsToEnabledKinds() {
+    // The test profile turns noop on; the problem names the kind when it is off.
+    assertThat(NoopService.KIND).isEqualTo("noop");
+    as(ALICE).contentType(ContentType.JSON).body("{}").post("/api/noop").then().statusCode(202);
+    as(ALICE)
+        .get("/api/jobs?kind=disabledkind")
+        .then()
+        .statusCode(400)
+        .body("detail", endsWith("\"disabledkind\""));
+  }
+}
