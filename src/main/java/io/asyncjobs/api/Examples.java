@@ -35,7 +35,7 @@ final class Examples {
       id: 1796032802000
       data: {"uid": "0190a5c8-...", "status": "running", "progress": {"fraction": 0.4, ...}, ...}
 
-      : keep-alive
+      :keep-alive
 
       event: job
       id: 1796032804000

@@ -6,6 +6,7 @@ import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
 import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.sse.OutboundSseEvent;
@@ -44,10 +45,12 @@ public class JobEvents {
     Duration every = config.api().eventsPollInterval();
     return Multi.createFrom()
         .ticks()
-        .startingAfter(Duration.ZERO)
+        .startingAfter(Duration.ofMillis(1))
         .every(every)
         .onOverflow()
         .drop()
+        // Ticks arrive on the event loop; the database read blocks, so it runs on a worker.
+        .emitOn(Infrastructure.getDefaultWorkerPool())
         .onItem()
         .transformToIterable(tick -> watch.next())
         .select()

@@ -1,0 +1,171 @@
+package io.asyncjobs.api;
+
+import static io.asyncjobs.api.JobsApiTest.as;
+import static io.asyncjobs.api.JobsApiTest.enqueue;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.nullValue;
+
+import io.asyncjobs.kinds.noop.NoopService;
+import io.asyncjobs.settings.SettingsOverride;
+import io.asyncjobs.settings.SettingsStore;
+import io.asyncjobs.testing.Database;
+import io.asyncjobs.testing.Tokens;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+@QuarkusTest
+class AdminApiTest {
+
+  static final String ADMIN = Tokens.admin("root");
+
+  @Inject Database db;
+  @Inject NoopService noop;
+  @Inject SettingsStore settings;
+
+  @BeforeEach
+  void clean() {
+    db.clearJobs();
+  }
+
+  @AfterEach
+  void resetSettings() {
+    settings.update("noop", SettingsOverride.NONE);
+  }
+
+  @Test
+  void shouldRefuseAdminRoutesToCallersWithoutTheRole() {
+    for (String path : List.of("/api/admin/services", "/api/admin/jobs")) {
+      as(JobsApiTest.ALICE)
+          .get(path)
+          .then()
+          .statusCode(403)
+          .contentType(Problem.MEDIA_TYPE)
+          .body("type", equalTo("urn:async-jobs:problem:forbidden"));
+    }
+    as(JobsApiTest.ALICE)
+        .contentType(ContentType.JSON)
+        .body("{\"max_concurrent\": 1}")
+        .put("/api/admin/services/noop/settings")
+        .then()
+        .statusCode(403);
+    assertThat(settings.overrides("noop")).isEqualTo(SettingsOverride.NONE);
+  }
+
+  @Test
+  void shouldReadAndReplaceAServicesSettings() {
+    as(ADMIN)
+        .get("/api/admin/services/noop/settings")
+        .then()
+        .statusCode(200)
+        .body("service", equalTo("noop"))
+        .body("configured.retention_seconds", equalTo(604800))
+        .body("overrides.max_concurrent", nullValue())
+        .body("effective.max_concurrent", equalTo(4));
+
+    as(ADMIN)
+        .contentType(ContentType.JSON)
+        .body("{\"retention_seconds\": 120, \"max_concurrent\": 2}")
+        .put("/api/admin/services/noop/settings")
+        .then()
+        .statusCode(200)
+        .body("overrides.max_concurrent", equalTo(2))
+        .body("effective.max_concurrent", equalTo(2))
+        .body("effective.retention_seconds", equalTo(120))
+        .body("configured.retention_seconds", equalTo(604800));
+    assertThat(settings.effective("noop").maxConcurrent()).isEqualTo(2);
+    assertThat(as(ADMIN).get("/api/admin/services").<List<String>>path("service")).contains("noop");
+
+    as(ADMIN)
+        .contentType(ContentType.JSON)
+        .body("{}")
+        .put("/api/admin/services/noop/settings")
+        .then()
+        .statusCode(200)
+        .body("effective.max_concurrent", equalTo(4));
+  }
+
+  @Test
+  void shouldRefuseBadSettingsAndLeaveTheOldOnes() {
+    settings.update("noop", new SettingsOverride(null, 3, null, null));
+    for (String body :
+        List.of(
+            "{\"max_concurrent\": 0}",
+            "{\"max_concurrent\": \"many\"}",
+            "{\"retention_seconds\": -5}",
+            "{\"max_retries\": 101}",
+            "{\"colour\": \"red\"}",
+            "{\"max_concurrent\": ")) {
+      as(ADMIN)
+          .contentType(ContentType.JSON)
+          .body(body)
+          .put("/api/admin/services/noop/settings")
+          .then()
+          .statusCode(400)
+          .contentType(Problem.MEDIA_TYPE);
+    }
+    as(ADMIN)
+        .contentType(ContentType.JSON)
+        .body("{}")
+        .put("/api/admin/services/nosuch/settings")
+        .then()
+        .statusCode(404)
+        .contentType(Problem.MEDIA_TYPE);
+    assertThat(settings.effective("noop").maxConcurrent()).isEqualTo(3);
+  }
+
+  @Test
+  void shouldListEveryOwnersJobsFilteredByOwner() {
+    String alices = enqueue(JobsApiTest.ALICE, "{}");
+    String bobs = enqueue(JobsApiTest.BOB, "{}");
+
+    assertThat(as(ADMIN).get("/api/admin/jobs").<List<String>>path("jobs.uid"))
+        .containsExactly(bobs, alices);
+    assertThat(
+            as(ADMIN)
+                .queryParam("owner_kind", "user")
+                .queryParam("owner_id", "alice")
+                .get("/api/admin/jobs")
+                .<List<String>>path("jobs.uid"))
+        .containsExactly(alices);
+    as(ADMIN).queryParam("owner_id", "alice").get("/api/admin/jobs").then().statusCode(400);
+    as(ADMIN).queryParam("status", "lost").get("/api/admin/jobs").then().statusCode(400);
+  }
+
+  @Test
+  void shouldRetryAFailedJobOnly() throws Exception {
+    String uid = enqueue(JobsApiTest.ALICE, "{\"fail\": \"once\"}");
+    as(ADMIN).post("/api/admin/jobs/" + uid + "/retry").then().statusCode(409);
+    noop.runOnce();
+    assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
+    noop.runOnce();
+    as(ADMIN).get("/api/jobs/" + uid).then().body("status", equalTo("failed"));
+
+    as(JobsApiTest.ALICE).post("/api/admin/jobs/" + uid + "/retry").then().statusCode(403);
+    as(ADMIN)
+        .post("/api/admin/jobs/" + uid + "/retry")
+        .then()
+        .statusCode(200)
+        .body("status", equalTo("pending"))
+        .body("error", nullValue())
+        .body("completed_at", nullValue());
+
+    // It runs again (and fails again, as its payload says).
+    assertThat(noop.runOnce().claimed()).isEqualTo(1);
+    assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
+    noop.runOnce();
+    as(ADMIN).get("/api/jobs/" + uid).then().body("status", equalTo("failed"));
+
+    as(ADMIN)
+        .post("/api/admin/jobs/0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f/retry")
+        .then()
+        .statusCode(404);
+    as(ADMIN).post("/api/admin/jobs/zzz/retry").then().statusCode(400);
+  }
+}

@@ -1,0 +1,49 @@
+package io.asyncjobs.api;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.path.json.JsonPath;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+@QuarkusTest
+class OpenApiTest {
+
+  @Test
+  void shouldDescribeEveryRouteWithTheBearerSchemeAndExamples() {
+    JsonPath doc =
+        given()
+            .queryParam("format", "json")
+            .get("/q/openapi")
+            .then()
+            .statusCode(200)
+            .extract()
+            .jsonPath();
+    Map<String, Map<String, Object>> paths = doc.getMap("paths");
+
+    assertThat(paths)
+        .containsKeys(
+            "/api/jobs",
+            "/api/jobs/{uid}",
+            "/api/jobs/{uid}/download",
+            "/api/jobs/{uid}/events",
+            "/api/noop",
+            "/api/admin/services",
+            "/api/admin/services/{name}/settings",
+            "/api/admin/jobs",
+            "/api/admin/jobs/{uid}/retry");
+    assertThat(paths.get("/api/jobs/{uid}")).containsKeys("get", "delete");
+    assertThat(paths.get("/api/admin/services/{name}/settings")).containsKeys("get", "put");
+    assertThat(doc.getString("components.securitySchemes.bearer.scheme")).isEqualTo("bearer");
+    assertThat(doc.getString("paths.'/api/jobs/{uid}'.get.summary")).isEqualTo("Status of a job");
+    assertThat(
+            doc.getMap(
+                "paths.'/api/jobs/{uid}'.get.responses.'200'.content.'application/json'.examples"))
+        .containsKey("done");
+    assertThat(doc.getMap("paths.'/api/noop'.post.requestBody.content.'application/json'.examples"))
+        .isNotEmpty();
+    assertThat(doc.getMap("components.responses")).containsKeys("notFound", "unauthenticated");
+  }
+}
