@@ -54,7 +54,7 @@ public class LineCountService extends JobService {
     Path folder = Files.createDirectories(artifactFolder(job));
     Path report = Files.write(folder.resolve("report.txt"), lines, StandardCharsets.UTF_8);
     return Map.of(
-        "report", data.root().relativize(report).toString(),
+        RESULT_FILE, data.root().relativize(report).toString(),
         "item_count", paths.size(),
         "bytes_in", bytesIn,
         "bytes_out", Files.size(report));

@@ -2,6 +2,7 @@ package io.asyncjobs.example;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.asyncjobs.engine.JobService;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
@@ -59,7 +60,7 @@ class LineCountServiceTest {
     assertThat(job.status).isEqualTo(JobStatus.DONE);
     assertThat(job.itemCount).isEqualTo(2L);
     assertThat(job.bytesIn).isEqualTo(19L);
-    Path report = data.root().resolve((String) job.result.get("report"));
+    Path report = data.root().resolve((String) job.result.get(JobService.RESULT_FILE));
     assertThat(Files.readAllLines(report, StandardCharsets.UTF_8))
         .containsExactly("3 files/example/a.txt", "1 files/example/b.txt");
     assertThat(job.bytesOut).isEqualTo(Files.size(report));
