@@ -2,6 +2,7 @@ package io.asyncjobs.engine;
 
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobRows;
 import io.asyncjobs.queue.JobStatus;
 import io.asyncjobs.queue.JsonCodec;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -30,11 +31,7 @@ import java.util.UUID;
 @ApplicationScoped
 public class JobStore {
 
-  private static final String JOB_COLUMNS =
-      "uid, kind, status, owner_kind, owner_id, preferred_name, payload::text, result::text,"
-          + " error, retry_count, created_at, started_at, completed_at, updated_at, duration_ms,"
-          + " last_accessed_at, expires_at, bytes_in, bytes_out, item_count, epoch, progress,"
-          + " progress_items, progress_at";
+  private static final String JOB_COLUMNS = JobRows.COLUMNS;
 
   /**
    * JobClaimMany: the oldest pending jobs of a kind become running under this owner's epoch. One
@@ -210,7 +207,7 @@ public class JobStore {
       List<Job> claimed = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          claimed.add(readJob(rs, 0));
+          claimed.add(JobRows.read(rs, 0));
         }
       }
       return inUidOrder(claimed);
@@ -270,7 +267,7 @@ public class JobStore {
             }
           }
           if (rs.getObject(2) != null) {
-            claimed.add(readJob(rs, 1));
+            claimed.add(JobRows.read(rs, 1));
           }
         }
       }
@@ -438,7 +435,7 @@ public class JobStore {
       List<Job> expired = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          expired.add(readJob(rs, 0));
+          expired.add(JobRows.read(rs, 0));
         }
       }
       return expired;
@@ -484,36 +481,6 @@ public class JobStore {
       }
     }
     return uids;
-  }
-
-  /** Reads a job whose {@link #JOB_COLUMNS} start after {@code offset} columns. */
-  private static Job readJob(ResultSet rs, int offset) throws SQLException {
-    Job job = new Job();
-    job.uid = rs.getObject(offset + 1, UUID.class);
-    job.kind = rs.getString(offset + 2);
-    job.status = JobStatus.fromDbValue(rs.getString(offset + 3)).orElseThrow();
-    job.ownerKind = rs.getString(offset + 4);
-    job.ownerId = rs.getString(offset + 5);
-    job.preferredName = rs.getString(offset + 6);
-    job.payload = JsonCodec.decode(rs.getString(offset + 7));
-    job.result = JsonCodec.decode(rs.getString(offset + 8));
-    job.error = rs.getString(offset + 9);
-    job.retryCount = rs.getInt(offset + 10);
-    job.createdAt = instant(rs, offset + 11);
-    job.startedAt = instant(rs, offset + 12);
-    job.completedAt = instant(rs, offset + 13);
-    job.updatedAt = instant(rs, offset + 14);
-    job.durationMs = rs.getObject(offset + 15, Long.class);
-    job.lastAccessedAt = instant(rs, offset + 16);
-    job.expiresAt = instant(rs, offset + 17);
-    job.bytesIn = rs.getObject(offset + 18, Long.class);
-    job.bytesOut = rs.getObject(offset + 19, Long.class);
-    job.itemCount = rs.getObject(offset + 20, Long.class);
-    job.epoch = rs.getObject(offset + 21, Long.class);
-    job.progress = rs.getObject(offset + 22, Double.class);
-    job.progressItems = rs.getObject(offset + 23, Long.class);
-    job.progressAt = instant(rs, offset + 24);
-    return job;
   }
 
   /** RETURNING has no order; PostgreSQL orders uuids as unsigned bytes, as their text does. */

@@ -139,6 +139,10 @@ public class JobQueue {
           + ENQUEUED_CHANNEL
           + "', kind) FROM retried";
 
+  /** JobGetOne: one job by its uid. */
+  private static final String JOB_GET_ONE =
+      "SELECT " + JobRows.COLUMNS + " FROM jobs WHERE uid = ?";
+
   private final JobsConfig config;
   private final Clock clock;
   private final EntityManager em;
@@ -405,10 +409,20 @@ public class JobQueue {
     }
   }
 
-  /** The job with this uid, payload and result decoded, or empty when there is none. */
-  @Transactional
+  /**
+   * The job with this uid, payload and result decoded, or empty when there is none. One primary-key
+   * read outside any transaction: every status poll and event stream calls it.
+   */
   public Optional<Job> getJob(UUID uid) {
-    return Job.findByIdOptional(uid);
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_GET_ONE)) {
+      ps.setObject(1, uid);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(JobRows.read(rs, 0)) : Optional.empty();
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not read job " + uid, e);
+    }
   }
 
   /**

@@ -54,10 +54,14 @@ public class LineCountService extends JobService {
     Path folder = Files.createDirectories(artifactFolder(job));
     Path report = Files.write(folder.resolve("report.txt"), lines, StandardCharsets.UTF_8);
     return Map.of(
-        RESULT_FILE, data.root().relativize(report).toString(),
-        "item_count", paths.size(),
-        "bytes_in", bytesIn,
-        "bytes_out", Files.size(report));
+        RESULT_FILE,
+        data.root().relativize(report).toString(),
+        "item_count",
+        paths.size(),
+        "bytes_in",
+        bytesIn,
+        "bytes_out",
+        Files.size(report));
   }
 
   @Override
