@@ -1,0 +1,28 @@
+package io.asyncjobs.auth;
+
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import org.eclipse.microprofile.config.Config;
+import org.jboss.logging.Logger;
+
+/**
+ * Says at start, loudly, when no token verification key is configured: the service still starts
+ * (health and metrics work) but refuses every {@code /api} request with 401.
+ */
+@ApplicationScoped
+public class TokenKeyCheck {
+
+  private static final Logger LOG = Logger.getLogger(TokenKeyCheck.class);
+
+  void check(@Observes StartupEvent start, Config config) {
+    boolean configured =
+        config.getOptionalValue("mp.jwt.verify.publickey.location", String.class).isPresent()
+            || config.getOptionalValue("mp.jwt.verify.publickey", String.class).isPresent();
+    if (!configured) {
+      LOG.warn(
+          "No token verification key: set MP_JWT_VERIFY_PUBLICKEY_LOCATION (a PEM or JWK file, or"
+              + " a JWKS URL) and MP_JWT_VERIFY_ISSUER. Until then every /api request gets 401.");
+    }
+  }
+}
