@@ -66,6 +66,17 @@ public class Caller {
     return new Owner(kind, id);
   }
 
+  /**
+   * For enqueue endpoints whose kind is restricted: a 403 problem unless the token grants {@code
+   * role} (an admin passes every such check).
+   */
+  public void requireRole(String role) {
+    owner();
+    if (!identity.hasRole(role) && !isAdmin()) {
+      throw ProblemException.forbidden("this kind needs the role " + role);
+    }
+  }
+
   /** Whether the caller may see this job: its own, or any when admin. */
   public boolean maySee(Job job) {
     if (isAdmin()) {
