@@ -14,6 +14,8 @@ import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
+import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
@@ -136,13 +138,37 @@ public class ProblemMappers {
   }
 
   private static Response internal(Throwable e) {
-    LOG.error("Unexpected error while answering a request", e);
+    if (clientWentAway(e)) {
+      // A caller that closed its connection (a browser leaving an event stream) is routine.
+      LOG.debugf("The client went away while a request was answered: %s", e);
+    } else {
+      LOG.error("Unexpected error while answering a request", e);
+    }
     return Problem.of(
             500,
             "internal",
             "Internal error",
             "the service failed to answer; the error is in its log")
         .toResponse();
+  }
+
+  /** Whether the error only says that the connection was closed from the other end. */
+  static boolean clientWentAway(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof ClosedChannelException) {
+        return true;
+      }
+      if (t instanceof IOException io
+          && io.getMessage() != null
+          && (io.getMessage().contains("Connection reset")
+              || io.getMessage().contains("Broken pipe"))) {
+        return true;
+      }
+      if (t.getCause() == t) {
+        break;
+      }
+    }
+    return false;
   }
 
   private static Response badJson(String detail) {

@@ -14,6 +14,8 @@ import java.util.UUID;
  * @param error exception type and message when it failed, else null
  * @param startedAt when processing started
  * @param completedAt when processing ended
+ * @param lastProgress progress reported after the last progress write, or null; written with the
+ *     outcome so a finished job never shows a stale report
  */
 public record Completion(
     UUID uid,
@@ -21,17 +23,23 @@ public record Completion(
     Map<String, Object> result,
     String error,
     Instant startedAt,
-    Instant completedAt) {
+    Instant completedAt,
+    JobStore.ProgressReport lastProgress) {
 
   /** A successful outcome. */
   public static Completion done(
       UUID uid, Map<String, Object> result, Instant started, Instant end) {
-    return new Completion(uid, JobStatus.DONE, result, null, started, end);
+    return new Completion(uid, JobStatus.DONE, result, null, started, end, null);
   }
 
   /** A failed outcome with the reason shown to callers. */
   public static Completion failed(UUID uid, String error, Instant started, Instant end) {
-    return new Completion(uid, JobStatus.FAILED, null, error, started, end);
+    return new Completion(uid, JobStatus.FAILED, null, error, started, end, null);
+  }
+
+  /** This outcome with the progress reported since the last progress write. */
+  public Completion withProgress(JobStore.ProgressReport report) {
+    return new Completion(uid, status, result, error, startedAt, completedAt, report);
   }
 
   /** Processing time in milliseconds, never negative. */

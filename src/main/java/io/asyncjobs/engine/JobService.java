@@ -403,6 +403,9 @@ public abstract class JobService extends BaseService {
         continue;
       }
       it.remove();
+      if (completion.lastProgress() == null) {
+        completion = completion.withProgress(task.progress.getAndSet(null));
+      }
       reaped.byEpoch.computeIfAbsent(task.epoch, e -> new ArrayList<>()).add(completion);
     }
     return reaped;
@@ -654,10 +657,11 @@ public abstract class JobService extends BaseService {
 
     /** What {@code process} did; only once {@link #returned}. */
     Completion outcome() {
-      if (failure != null) {
-        return Completion.failed(job.uid, describe(failure), startedAt, finishedAt);
-      }
-      return Completion.done(job.uid, result, startedAt, finishedAt);
+      Completion completion =
+          failure != null
+              ? Completion.failed(job.uid, describe(failure), startedAt, finishedAt)
+              : Completion.done(job.uid, result, startedAt, finishedAt);
+      return completion.withProgress(progress.getAndSet(null));
     }
   }
 

@@ -64,7 +64,8 @@ public class JobStore {
   /**
    * JobCompleteMany: writes the outcomes of finished tasks. A row is written only while it is still
    * running under the writer's epoch; the returned uids are the rows actually written. Retention
-   * restarts at completion.
+   * restarts at completion. Progress reported since the last progress write lands here too, and a
+   * done job that reported a fraction shows it complete.
    */
   private static final String JOB_COMPLETE_MANY =
       """
@@ -78,11 +79,17 @@ public class JobStore {
              expires_at = c.completed_at + make_interval(secs => ?),
              bytes_in = c.bytes_in,
              bytes_out = c.bytes_out,
-             item_count = c.item_count
+             item_count = c.item_count,
+             progress = CASE WHEN c.status = 'done' AND COALESCE(c.progress, j.progress) IS NOT NULL
+                             THEN 1 ELSE COALESCE(c.progress, j.progress) END,
+             progress_items = COALESCE(c.progress_items, j.progress_items),
+             progress_at = CASE WHEN c.progress IS NOT NULL OR c.progress_items IS NOT NULL
+                                  OR (c.status = 'done' AND j.progress IS NOT NULL)
+                                THEN c.completed_at ELSE j.progress_at END
         FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::timestamptz[], ?::bigint[],
-                    ?::bigint[], ?::bigint[], ?::bigint[])
+                    ?::bigint[], ?::bigint[], ?::bigint[], ?::float8[], ?::bigint[])
              AS c(uid, status, result, error, completed_at, duration_ms, bytes_in, bytes_out,
-                  item_count)
+                  item_count, progress, progress_items)
        WHERE j.uid = c.uid AND j.status = 'running' AND j.epoch = ?
       RETURNING j.uid
       """;
@@ -295,8 +302,14 @@ public class JobStore {
     Long[] bytesIn = new Long[n];
     Long[] bytesOut = new Long[n];
     Long[] items = new Long[n];
+    Double[] fractions = new Double[n];
+    Long[] progressItems = new Long[n];
     int i = 0;
     for (Completion done : completions) {
+      if (done.lastProgress() != null) {
+        fractions[i] = done.lastProgress().fraction();
+        progressItems[i] = done.lastProgress().items();
+      }
       uids[i] = done.uid();
       statuses[i] = done.status().dbValue();
       results[i] = JsonCodec.encode(done.result());
@@ -318,8 +331,10 @@ public class JobStore {
     ps.setArray(8, c.createArrayOf("bigint", bytesIn));
     ps.setArray(9, c.createArrayOf("bigint", bytesOut));
     ps.setArray(10, c.createArrayOf("bigint", items));
-    ps.setLong(11, epoch);
-    return 12;
+    ps.setArray(11, c.createArrayOf("float8", fractions));
+    ps.setArray(12, c.createArrayOf("bigint", progressItems));
+    ps.setLong(13, epoch);
+    return 14;
   }
 
   /**

@@ -138,6 +138,19 @@ class JobsApiTest {
   }
 
   @Test
+  void shouldShowTheLastProgressOfAFinishedJob() throws Exception {
+    // All three reports land between two ticks, so none is written while the job runs.
+    String uid = enqueue(ALICE, "{\"progress_steps\": 3}");
+    runToCompletion();
+    as(ALICE)
+        .get("/api/jobs/" + uid)
+        .then()
+        .body("status", equalTo("done"))
+        .body("progress.fraction", equalTo(1.0f))
+        .body("progress.items", equalTo(3));
+  }
+
+  @Test
   void shouldApplyTheAuthMatrixToTheStatusRoute() {
     String uid = enqueue(ALICE, "{}");
     String path = "/api/jobs/" + uid;
