@@ -316,6 +316,8 @@ CONF
     fetch "$base$download_url" >>"$work/app-speeds"
     fetch "http://127.0.0.1:$nginx_port/noop.txt" >>"$work/nginx-speeds"
   done
+  paste "$work/app-speeds" "$work/nginx-speeds" | awk '{printf "app %.1f MB/s  nginx %.1f MB/s\n", $1 / 1e6, $2 / 1e6}' \
+    >"$out/http-downloads.txt"
 
   python3 - "$out/http.jsonl" "$out/http-load.json" "$done_in_window" "$out/http-wrk.txt" "$select_tps" \
     "$work/app-speeds" "$work/nginx-speeds" "$load_ticks" "$tput_ticks" "$tick" <<'PY'
