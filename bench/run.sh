@@ -1,86 +1,133 @@
 #!/usr/bin/env bash
-# Benchmarks. Usage: bench/run.sh engine
+# Benchmarks. Usage: bench/run.sh engine|http
 #
-# Starts its own PostgreSQL on loopback (Debian's postgresql-15 binaries; installed with apt when
-# missing), measures a reference with pgbench on that same server, then runs the benchmark and
-# prints a table followed by one JSON object per line: measure, value, unit, and ratio where the
-# target is a multiple of the reference.
+# Each suite starts its own PostgreSQL on loopback (Debian's postgresql-15 binaries; installed with
+# apt when missing), measures a reference on that same machine, then runs the benchmark and prints
+# a table followed by one JSON object per line: measure, value, unit, and ratio where the target is
+# a multiple of the reference. The lines also land in target/bench/<suite>.jsonl.
+#
+#   engine  the job engine in-process (EngineBenchmark) against pgbench inserts.
+#   http    the packaged app over HTTP: a polling/enqueue load, status GET throughput against a
+#           pgbench primary-key select, and a 1 GiB download against nginx. See docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 suite=${1:-engine}
 case "$suite" in
-  engine) ;;
-  *) echo "usage: bench/run.sh engine" >&2; exit 2 ;;
+  engine | http) ;;
+  *) echo "usage: bench/run.sh engine|http" >&2; exit 2 ;;
 esac
 
+# Installs Debian package $1 with apt when the executable $2 is missing.
+apt_need() {
+  local package=$1 executable=$2
+  if [ ! -x "$executable" ] && ! command -v "$executable" >/dev/null 2>&1; then
+    echo "bench: installing $package (needs root and apt)" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null
+  fi
+}
+
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
-if [ ! -x "$PG_BIN/pgbench" ]; then
-  echo "bench: installing postgresql-15 (needs root and apt)" >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null
-fi
+apt_need postgresql-15 "$PG_BIN/pgbench"
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
 
 work=$(mktemp -d /tmp/async-jobs-bench.XXXXXX)
 chmod 755 "$work"
 pgdata="$work/pgdata"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+pg_port=$(free_port)
 as_pg() {
   if [ "$(id -u)" = 0 ]; then (cd "$work" && runuser -u postgres -- "$@"); else (cd "$work" && "$@"); fi
 }
 if [ "$(id -u)" = 0 ]; then chown postgres "$work"; fi
 
+# Processes this script started in the background; each is stopped by its own id on exit.
+started=()
+stop_pid() {
+  local pid=$1 waited=0
+  kill -TERM "$pid" 2>/dev/null || return 0
+  while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt 300 ]; do sleep 0.1; waited=$((waited + 1)); done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
 cleanup() {
+  local pid
+  for pid in ${started[@]+"${started[@]}"}; do stop_pid "$pid"; done
   as_pg "$PG_BIN/pg_ctl" -D "$pgdata" -m fast stop >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
+# A throwaway PostgreSQL 15 on loopback, durable defaults (fsync and synchronous_commit on), as a
+# production server would run.
 as_pg "$PG_BIN/initdb" -A trust -U postgres -D "$pgdata" -E UTF8 >/dev/null
-# Durable defaults (fsync and synchronous_commit on), as a production server would run.
 as_pg "$PG_BIN/pg_ctl" -D "$pgdata" -l "$work/pg.log" -w start \
-  -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$work -c max_connections=100" >/dev/null
-url="jdbc:postgresql://127.0.0.1:$port/postgres"
-
-# Reference: one client, one INSERT of a ~200-byte row into a uuid-keyed table per transaction.
-psql_() { "$PG_BIN/psql" -q -h 127.0.0.1 -p "$port" -U postgres -d postgres "$@"; }
-psql_ -c "CREATE TABLE bench_ref (id uuid PRIMARY KEY, body text NOT NULL)"
-echo "INSERT INTO bench_ref VALUES (gen_random_uuid(), repeat('x', 200));" >"$work/insert.sql"
-ref_tps=$("$PG_BIN/pgbench" -n -c 1 -T 10 -f "$work/insert.sql" -h 127.0.0.1 -p "$port" -U postgres postgres 2>/dev/null \
-  | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1)
-psql_ -c "DROP TABLE bench_ref"
+  -o "-p $pg_port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$work -c max_connections=100" >/dev/null
+url="jdbc:postgresql://127.0.0.1:$pg_port/postgres"
+psql_() { "$PG_BIN/psql" -q -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres "$@"; }
+# pgbench's tps, excluding connection setup.
+pgbench_tps() {
+  "$PG_BIN/pgbench" "$@" -h 127.0.0.1 -p "$pg_port" -U postgres postgres 2>/dev/null \
+    | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1
+}
 
 out=target/bench
 mkdir -p "$out"
-rm -f "$out/engine.jsonl"
-./mvnw -q -B test -Dtest=EngineBenchmark -Dsurefire.failIfNoSpecifiedTests=false \
-  -Djobs.embedded-db.enabled=false \
-  -Dquarkus.datasource.jdbc.url="$url" -Dquarkus.datasource.username=postgres \
-  -Dquarkus.datasource.password= \
-  -Dbench.reference-tps="$ref_tps" -Dbench.output="$out/engine.jsonl" \
-  >"$out/engine.log" 2>&1 || { tail -n 80 "$out/engine.log" >&2; exit 1; }
 
-# What the database alone does with the engine's own statements, one client on the same server,
-# prepared as the engine's are: where the engine's figures stand against their ceiling.
-psql_ -c "TRUNCATE jobs" -c "CREATE SEQUENCE bench_uid_seq"
-# Time-ordered uids, as the engine makes them (random ones would scatter every index insert).
-cat >"$work/enqueue.sql" <<'SQL'
+# Prints the table of a suite's JSON lines, then the lines themselves.
+print_results() {
+  python3 - "$1" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+width = max([34] + [len(r["measure"]) for r in rows])
+print(f"{'measure':<{width}} {'value':>12} {'unit':<8} {'ratio':>7}")
+for r in rows:
+    ratio = f"{r['ratio']:.2f}" if 'ratio' in r else ''
+    print(f"{r['measure']:<{width}} {r['value']:>12.2f} {r['unit']:<8} {ratio:>7}")
+print()
+for r in rows:
+    print(json.dumps(r))
+PY
+}
+
+suite_engine() {
+  # Reference: one client, one INSERT of a ~200-byte row into a uuid-keyed table per transaction.
+  psql_ -c "CREATE TABLE bench_ref (id uuid PRIMARY KEY, body text NOT NULL)"
+  echo "INSERT INTO bench_ref VALUES (gen_random_uuid(), repeat('x', 200));" >"$work/insert.sql"
+  ref_tps=$(pgbench_tps -n -c 1 -T 10 -f "$work/insert.sql")
+  psql_ -c "DROP TABLE bench_ref"
+
+  rm -f "$out/engine.jsonl"
+  ./mvnw -q -B test -Dtest=EngineBenchmark -Dsurefire.failIfNoSpecifiedTests=false \
+    -Djobs.embedded-db.enabled=false \
+    -Dquarkus.datasource.jdbc.url="$url" -Dquarkus.datasource.username=postgres \
+    -Dquarkus.datasource.password= \
+    -Dbench.reference-tps="$ref_tps" -Dbench.output="$out/engine.jsonl" \
+    >"$out/engine.log" 2>&1 || { tail -n 80 "$out/engine.log" >&2; exit 1; }
+
+  # What the database alone does with the engine's own statements, one client on the same server,
+  # prepared as the engine's are: where the engine's figures stand against their ceiling.
+  psql_ -c "TRUNCATE jobs" -c "CREATE SEQUENCE bench_uid_seq"
+  # Time-ordered uids, as the engine makes them (random ones would scatter every index insert).
+  cat >"$work/enqueue.sql" <<'SQL'
 WITH inserted AS (INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at) VALUES (('00000000-0000-7000-8000-' || lpad(to_hex(nextval('bench_uid_seq')), 12, '0'))::uuid, 'bench_sql', 'pending', 'user', 'bench', '{"i": 1}', now(), now(), now() + interval '7 days') RETURNING kind) SELECT pg_notify('jobs_enqueued', i.kind) FROM (SELECT DISTINCT kind FROM inserted) i WHERE NOT EXISTS (SELECT 1 FROM jobs p WHERE p.kind = i.kind AND p.status = 'pending');
 SQL
-sql_enqueue=$("$PG_BIN/pgbench" -M prepared -n -c 1 -T 10 -f "$work/enqueue.sql" -h 127.0.0.1 -p "$port" -U postgres postgres 2>/dev/null \
-  | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1)
-psql_ -c "TRUNCATE jobs" -c "DROP SEQUENCE bench_uid_seq"
-psql_ -c "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at)
-          SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'bench_sql', 'pending', 'user', 'bench',
-                 '{}', now(), now(), now() FROM generate_series(1, 40000) g"
-psql_ -c "VACUUM ANALYZE jobs"
-# One drain cycle: write the outcomes of the last 10 claimed jobs and claim the next 10.
-cat >"$work/cycle.sql" <<'SQL'
+  sql_enqueue=$(pgbench_tps -M prepared -n -c 1 -T 10 -f "$work/enqueue.sql")
+  psql_ -c "TRUNCATE jobs" -c "DROP SEQUENCE bench_uid_seq"
+  psql_ -c "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at)
+            SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'bench_sql', 'pending', 'user', 'bench',
+                   '{}', now(), now(), now() FROM generate_series(1, 40000) g"
+  psql_ -c "VACUUM ANALYZE jobs"
+  # One drain cycle: write the outcomes of the last 10 claimed jobs and claim the next 10.
+  cat >"$work/cycle.sql" <<'SQL'
 WITH completed AS (UPDATE jobs SET status = 'done', completed_at = now(), updated_at = now(), result = '{}', duration_ms = 1, expires_at = now() + interval '7 days' WHERE uid = ANY (:prev::uuid[]) AND status = 'running' AND epoch = 1 RETURNING uid), claimed AS (UPDATE jobs SET status = 'running', started_at = now(), updated_at = now(), epoch = 1 WHERE uid = ANY (ARRAY(SELECT uid FROM jobs WHERE kind = 'bench_sql' AND status = 'pending' AND uid > :cursor::uuid ORDER BY uid LIMIT 10 FOR UPDATE SKIP LOCKED)) RETURNING uid, payload::text) SELECT array_agg(uid)::text AS prev, max(uid::text) AS cursor, (SELECT count(*) FROM completed) AS n FROM claimed \gset
 SQL
-cycles=$("$PG_BIN/pgbench" -M prepared -n -c 1 -t 3500 -D prev='{}' -D cursor=00000000-0000-0000-0000-000000000000 \
-  -f "$work/cycle.sql" -h 127.0.0.1 -p "$port" -U postgres postgres 2>/dev/null \
-  | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1)
-python3 - "$out/engine.jsonl" "$ref_tps" "$sql_enqueue" "$cycles" <<'PY'
+  cycles=$(pgbench_tps -M prepared -n -c 1 -t 3500 -D prev='{}' -D cursor=00000000-0000-0000-0000-000000000000 \
+    -f "$work/cycle.sql")
+  python3 - "$out/engine.jsonl" "$ref_tps" "$sql_enqueue" "$cycles" <<'PY'
 import json, sys
 path, ref, enq, cycles = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 with open(path, "a") as f:
@@ -88,14 +135,249 @@ with open(path, "a") as f:
     f.write(json.dumps({"measure": "pgbench_engine_drain_cycles_of_10", "value": round(cycles * 10, 2), "unit": "jobs/s", "ratio": round(cycles * 10 / ref, 2)}) + "\n")
 PY
 
-python3 - "$out/engine.jsonl" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-print(f"{'measure':<34} {'value':>12} {'unit':<8} {'ratio':>7}")
-for r in rows:
-    ratio = f"{r['ratio']:.2f}" if 'ratio' in r else ''
-    print(f"{r['measure']:<34} {r['value']:>12.2f} {r['unit']:<8} {ratio:>7}")
-print()
-for r in rows:
-    print(json.dumps(r))
+  print_results "$out/engine.jsonl"
+}
+
+suite_http() {
+  # Durations and sizes; the defaults are the documented run, smaller values suit development.
+  local seconds=${BENCH_SECONDS:-60}             # load phase
+  local pollers=${BENCH_POLLERS:-200}
+  local rate=${BENCH_ENQUEUE_RATE:-50}           # enqueues per second during the load phase
+  local job_sleep_ms=${BENCH_JOB_SLEEP_MS:-2000} # how long each enqueued noop job runs
+  local tput_seconds=${BENCH_THROUGHPUT_SECONDS:-15}
+  local artifact_bytes=${BENCH_ARTIFACT_BYTES:-1073741824}
+  local downloads=${BENCH_DOWNLOADS:-5}
+
+  apt_need wrk wrk
+  apt_need nginx-light /usr/sbin/nginx
+  apt_need curl curl
+  apt_need openssl openssl
+
+  local load_before
+  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  rm -f "$out/http.jsonl"
+  if [ "${BENCH_SKIP_BUILD:-0}" != 1 ] || [ ! -f target/quarkus-app/quarkus-run.jar ]; then
+    ./mvnw -q -B package -DskipTests >"$out/http-build.log" 2>&1 \
+      || { tail -n 80 "$out/http-build.log" >&2; exit 1; }
+  fi
+
+  # A key pair for the app to verify tokens with, and one token signed here with plain openssl.
+  local keys="$work/jwt" issuer=async-jobs-bench
+  mkdir -p "$keys"
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$keys/private.pem" 2>/dev/null
+  openssl pkey -in "$keys/private.pem" -pubout -out "$keys/public.pem"
+  b64url() { openssl base64 -A | tr '+/' '-_' | tr -d '='; }
+  local now header payload signature
+  now=$(date +%s)
+  header=$(printf '{"alg":"RS256","typ":"JWT"}' | b64url)
+  payload=$(printf '{"iss":"%s","sub":"bench-user","groups":["user"],"iat":%d,"exp":%d}' \
+    "$issuer" "$now" "$((now + 7200))" | b64url)
+  signature=$(printf '%s.%s' "$header" "$payload" | openssl dgst -sha256 -sign "$keys/private.pem" -binary | b64url)
+  printf '%s.%s.%s' "$header" "$payload" "$signature" >"$keys/token"
+  local token
+  token=$(cat "$keys/token")
+
+  # The packaged app, prod profile, on loopback.
+  local app_port data="$work/data"
+  app_port=$(free_port)
+  mkdir -p "$data"
+  env QUARKUS_HTTP_HOST=127.0.0.1 QUARKUS_HTTP_PORT="$app_port" \
+    QUARKUS_DATASOURCE_JDBC_URL="$url" QUARKUS_DATASOURCE_USERNAME=postgres QUARKUS_DATASOURCE_PASSWORD= \
+    MP_JWT_VERIFY_PUBLICKEY_LOCATION="$keys/public.pem" MP_JWT_VERIFY_ISSUER="$issuer" \
+    JOBS_DATA_DIR="$data" JOBS_LOCK_MODE=postgres JOBS_LOCK_HANDOVER_GRACE=5s \
+    JOBS_SERVICES_NOOP_ENABLED=true JOBS_SERVICES_NOOP_MAX_CONCURRENT=128 \
+    JOBS_API_SIGNING_KEY="$(openssl rand -base64 32)" \
+    java -jar target/quarkus-app/quarkus-run.jar >"$out/http-app.log" 2>&1 &
+  local app_pid=$!
+  started+=("$app_pid")
+  local base="http://127.0.0.1:$app_port" waited=0
+  until curl -fsS "$base/q/health/ready" 2>/dev/null | grep -q '"UP"'; do
+    if ! kill -0 "$app_pid" 2>/dev/null || [ "$waited" -ge 120 ]; then
+      echo "bench: the app did not become ready; last lines of $out/http-app.log:" >&2
+      tail -n 40 "$out/http-app.log" >&2
+      exit 1
+    fi
+    sleep 0.5
+    waited=$((waited + 1))
+  done
+  # CPU time the app has used so far, in clock ticks (utime + stime).
+  app_ticks() { awk '{print $14 + $15}' "/proc/$app_pid/stat"; }
+  local tick
+  tick=$(getconf CLK_TCK)
+  api() { curl -fsS -H "Authorization: Bearer $token" "$@"; }
+  json_field() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]] or "")' "$1"; }
+  # Waits until no noop job is pending or running, at most $1 seconds.
+  drain() {
+    local left=$(($1 * 2))
+    while [ "$left" -gt 0 ] && [ "$(psql_ -At -c "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')")" != 0 ]; do
+      sleep 0.5
+      left=$((left - 1))
+    done
+  }
+  # A short unmeasured warm-up, so the load phase does not time the JIT compiler.
+  python3 bench/http_load.py --port "$app_port" --token-file "$keys/token" --seconds 5 \
+    --pollers 20 --rate 20 --sleep-ms 100 >"$out/http-warmup.json"
+  drain 30
+
+  # 1. Load: pollers following jobs plus paced enqueues.
+  echo "bench: load, $pollers pollers + $rate enqueues/s for ${seconds}s" >&2
+  local done_before load_ticks
+  done_before=$(psql_ -At -c "SELECT count(*) FROM jobs WHERE status = 'done'")
+  load_ticks=$(app_ticks)
+  python3 bench/http_load.py --port "$app_port" --token-file "$keys/token" --seconds "$seconds" \
+    --pollers "$pollers" --rate "$rate" --sleep-ms "$job_sleep_ms" >"$out/http-load.json"
+  load_ticks=$(($(app_ticks) - load_ticks))
+  local done_in_window
+  done_in_window=$(($(psql_ -At -c "SELECT count(*) FROM jobs WHERE status = 'done'") - done_before))
+  drain 60
+
+  # 2. Status GET throughput: 8 keep-alive connections over done jobs, against PostgreSQL alone
+  # selecting the same rows by primary key with 8 clients.
+  echo "bench: status GET throughput, ${tput_seconds}s each for the app and pgbench" >&2
+  psql_ -c "CREATE TABLE bench_uids AS SELECT row_number() OVER (ORDER BY uid)::int AS i, uid FROM jobs WHERE status = 'done'" \
+    -c "ALTER TABLE bench_uids ADD PRIMARY KEY (i)" -c "VACUUM ANALYZE bench_uids" -c "VACUUM ANALYZE jobs"
+  psql_ -At -c "SELECT uid FROM bench_uids ORDER BY i" >"$work/uids.txt"
+  local uid_count
+  uid_count=$(wc -l <"$work/uids.txt")
+  wrk -t 2 -c 8 -d 3s -H "Authorization: Bearer $token" -s bench/http_status.lua "$base" -- "$work/uids.txt" >/dev/null
+  local tput_ticks
+  tput_ticks=$(app_ticks)
+  wrk -t 2 -c 8 -d "${tput_seconds}s" --latency -H "Authorization: Bearer $token" \
+    -s bench/http_status.lua "$base" -- "$work/uids.txt" >"$out/http-wrk.txt"
+  tput_ticks=$(($(app_ticks) - tput_ticks))
+  printf '\\set k random(1, %d)\nSELECT * FROM jobs WHERE uid = (SELECT uid FROM bench_uids WHERE i = :k);\n' \
+    "$uid_count" >"$work/select.sql"
+  local select_tps
+  select_tps=$(pgbench_tps -M prepared -n -c 8 -j 2 -T "$tput_seconds" -f "$work/select.sql")
+
+  # 3. Download: one artifact through the app (signed link, sendfile) and through nginx.
+  echo "bench: download of $artifact_bytes bytes, $downloads times each from the app and nginx" >&2
+  local uid status_json download_url="" waited=0
+  uid=$(api -H 'Content-Type: application/json' -d "{\"artifact_bytes\": $artifact_bytes}" "$base/api/noop" | json_field uid)
+  while [ -z "$download_url" ]; do
+    status_json=$(api "$base/api/jobs/$uid")
+    case "$(json_field status <<<"$status_json")" in
+      done) download_url=$(json_field download_url <<<"$status_json") ;;
+      failed) echo "bench: the artifact job failed: $status_json" >&2; exit 1 ;;
+      *) [ "$waited" -lt 600 ] || { echo "bench: the artifact job took over 300 s" >&2; exit 1; }
+         sleep 0.5; waited=$((waited + 1)) ;;
+    esac
+  done
+  local folder="$data/artifacts/noop/$uid" nginx_port
+  [ -f "$folder/noop.txt" ] || { echo "bench: no artifact at $folder/noop.txt" >&2; exit 1; }
+  nginx_port=$(free_port)
+  mkdir -p "$work/nginx"
+  cat >"$work/nginx/nginx.conf" <<CONF
+user $(id -un);
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 64; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  default_type application/octet-stream;
+  client_body_temp_path $work/nginx/body;
+  proxy_temp_path $work/nginx/proxy;
+  fastcgi_temp_path $work/nginx/fastcgi;
+  uwsgi_temp_path $work/nginx/uwsgi;
+  scgi_temp_path $work/nginx/scgi;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    root $folder;
+  }
+}
+CONF
+  /usr/sbin/nginx -p "$work/nginx" -e "$work/nginx/error.log" -c "$work/nginx/nginx.conf" &
+  started+=("$!")
+  waited=0
+  until curl -fsS -o /dev/null -r 0-0 "http://127.0.0.1:$nginx_port/noop.txt" 2>/dev/null; do
+    [ "$waited" -lt 100 ] || { echo "bench: nginx did not start:" >&2; cat "$work/nginx/error.log" >&2; exit 1; }
+    sleep 0.1; waited=$((waited + 1))
+  done
+  # Prints bytes per second of one download of $1, failing unless it is a 200 of the whole file.
+  fetch() {
+    local result
+    result=$(curl -sS -o /dev/null --max-time 120 -w '%{http_code} %{size_download} %{speed_download}' "$1")
+    set -- $result
+    if [ "$1" != 200 ] || [ "$2" != "$artifact_bytes" ]; then
+      echo "bench: download answered $1 with $2 bytes" >&2
+      return 1
+    fi
+    echo "$3"
+  }
+  : >"$work/app-speeds" && : >"$work/nginx-speeds"
+  fetch "$base$download_url" >/dev/null # warm-up, unmeasured
+  fetch "http://127.0.0.1:$nginx_port/noop.txt" >/dev/null
+  local n
+  for n in $(seq "$downloads"); do # interleaved, so drift hits both alike
+    fetch "$base$download_url" >>"$work/app-speeds"
+    fetch "http://127.0.0.1:$nginx_port/noop.txt" >>"$work/nginx-speeds"
+  done
+  paste "$work/app-speeds" "$work/nginx-speeds" | awk '{printf "app %.1f MB/s  nginx %.1f MB/s\n", $1 / 1e6, $2 / 1e6}' \
+    >"$out/http-downloads.txt"
+
+  python3 - "$out/http.jsonl" "$out/http-load.json" "$done_in_window" "$out/http-wrk.txt" "$select_tps" \
+    "$work/app-speeds" "$work/nginx-speeds" "$load_ticks" "$tput_ticks" "$tick" <<'PY'
+import json, re, statistics, sys
+path, load_path, done_in_window, wrk_path, select_tps, app_speeds, nginx_speeds = sys.argv[1:8]
+load_cpu_s, tput_cpu_s = (int(t) / int(sys.argv[10]) for t in sys.argv[8:10])
+load = json.load(open(load_path))
+wrk = open(wrk_path).read()
+
+def wrk_ms(label):
+    m = re.search(r"^\s*" + label + r"%\s+([\d.]+)(us|ms|s)\s*$", wrk, re.M)
+    return float(m.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[m.group(2)]
+
+app_rps = float(re.search(r"Requests/sec:\s+([\d.]+)", wrk).group(1))
+app_requests = int(re.search(r"(\d+) requests in", wrk).group(1))
+non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", wrk)
+sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", wrk)
+wrk_errors = (int(non2xx.group(1)) if non2xx else 0) + (sum(map(int, sock.groups())) if sock else 0)
+select_tps = float(select_tps)
+app_mb = statistics.median(float(l) for l in open(app_speeds) if l.strip()) / 1e6
+nginx_mb = statistics.median(float(l) for l in open(nginx_speeds) if l.strip()) / 1e6
+
+rows = [
+    ("load_requests", load["requests"], "count"),
+    ("load_errors", load["errors"], "count"),
+    ("load_status_get_p50", load["get_p50_ms"], "ms"),
+    ("load_status_get_p99", load["get_p99_ms"], "ms"),
+    ("load_enqueue_p50", load["enqueue_p50_ms"], "ms"),
+    ("load_enqueue_p99", load["enqueue_p99_ms"], "ms"),
+    ("load_jobs_enqueued", load["jobs_enqueued"], "count"),
+    ("load_jobs_completed", int(done_in_window), "count"),
+    ("load_request_rate", load["request_rate"], "req/s"),
+    ("load_generator_send_lag_p99", load["send_lag_p99_ms"], "ms"),
+    ("load_generator_cpu", load["generator_cpu_percent_of_one_core"], "%core"),
+    ("load_app_cpu", round(100 * load_cpu_s / load["seconds"], 1), "%core"),
+    ("pgbench_select_jobs_by_uid", round(select_tps, 2), "tps"),
+    ("status_get_throughput", round(app_rps, 2), "req/s", round(app_rps / select_tps, 2)),
+    ("status_get_throughput_errors", wrk_errors, "count"),
+    ("status_get_p50", round(wrk_ms("50"), 2), "ms"),
+    ("status_get_p99", round(wrk_ms("99"), 2), "ms"),
+    ("status_get_app_cpu_per_request", round(tput_cpu_s / app_requests * 1e6, 1), "us"),
+    ("nginx_download_1gib", round(nginx_mb, 1), "MB/s"),
+    ("app_download_1gib", round(app_mb, 1), "MB/s", round(app_mb / nginx_mb, 2)),
+]
+with open(path, "w") as f:
+    for row in rows:
+        r = {"measure": row[0], "value": row[1], "unit": row[2]}
+        if len(row) > 3:
+            r["ratio"] = row[3]
+        f.write(json.dumps(r) + "\n")
+if load["error_kinds"]:
+    print("load errors by kind:", json.dumps(load["error_kinds"]), file=sys.stderr)
 PY
+
+  echo "Machine: $(nproc) cores shared by the load generators (python3, wrk, pgbench, curl), the app and PostgreSQL."
+  echo "         Load average before the run: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews every figure)."
+  echo "Load: $pollers pollers at 1 GET/s each + $rate POST /api/noop/s (sleep_ms $job_sleep_ms) for ${seconds}s;"
+  echo "      latencies from when each request was due; ratio of status GET = app / pgbench; of download = app / nginx."
+  echo
+  print_results "$out/http.jsonl"
+}
+
+"suite_$suite"
