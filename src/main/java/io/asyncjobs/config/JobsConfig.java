@@ -71,6 +71,7 @@ public interface JobsConfig {
   Api api();
 
   /** Who callers are: the bearer token's claims and roles. */
+  @Valid
   Auth auth();
 
   /** The HTTP API's limits and links. */
@@ -112,6 +113,15 @@ public interface JobsConfig {
     /** The principal kind of a token without that claim. */
     @WithDefault("user")
     String defaultOwnerKind();
+
+    /** Verified tokens remembered so repeat requests skip the signature check; 0 turns it off. */
+    @WithDefault("10000")
+    @Min(0)
+    int tokenCacheSize();
+
+    /** The longest a verified token is remembered (never past its own expiry). */
+    @WithDefault("5m")
+    Duration tokenCacheTtl();
 
     /**
      * Dev mode and tests only: a folder where a throw-away RSA key pair is made at start; tokens
