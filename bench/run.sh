@@ -177,7 +177,8 @@ suite_http() {
   local token
   token=$(cat "$keys/token")
 
-  # The packaged app, prod profile, on loopback.
+  # The packaged app, prod profile, on loopback. BENCH_JAVA_OPTS adds JVM options (for example
+  # -XX:StartFlightRecording=filename=/tmp/app.jfr,settings=profile to profile it).
   local app_port data="$work/data"
   app_port=$(free_port)
   mkdir -p "$data"
@@ -187,7 +188,7 @@ suite_http() {
     JOBS_DATA_DIR="$data" JOBS_LOCK_MODE=postgres JOBS_LOCK_HANDOVER_GRACE=5s \
     JOBS_SERVICES_NOOP_ENABLED=true JOBS_SERVICES_NOOP_MAX_CONCURRENT=128 \
     JOBS_API_SIGNING_KEY="$(openssl rand -base64 32)" \
-    java -jar target/quarkus-app/quarkus-run.jar >"$out/http-app.log" 2>&1 &
+    java ${BENCH_JAVA_OPTS:-} -jar target/quarkus-app/quarkus-run.jar >"$out/http-app.log" 2>&1 &
   local app_pid=$!
   started+=("$app_pid")
   local base="http://127.0.0.1:$app_port" waited=0

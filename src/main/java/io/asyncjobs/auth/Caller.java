@@ -5,6 +5,7 @@ import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.Owner;
 import io.quarkus.security.identity.SecurityIdentity;
+import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.json.JsonString;
 import java.util.Objects;
@@ -24,11 +25,28 @@ public class Caller {
   private static final int MAX_OWNER_PART = 200;
 
   private final SecurityIdentity identity;
-  private final JobsConfig config;
+  private final String ownerKindClaim;
+  private final String defaultOwnerKind;
 
-  Caller(SecurityIdentity identity, JobsConfig config) {
+  Caller(SecurityIdentity identity, OwnerClaims claims) {
     this.identity = identity;
-    this.config = config;
+    this.ownerKindClaim = claims.ownerKindClaim;
+    this.defaultOwnerKind = claims.defaultOwnerKind;
+  }
+
+  /**
+   * The two claim settings, read once: a config mapping injected straight into this request-scoped
+   * bean would be built again for every request.
+   */
+  @ApplicationScoped
+  static class OwnerClaims {
+    final String ownerKindClaim;
+    final String defaultOwnerKind;
+
+    OwnerClaims(JobsConfig config) {
+      this.ownerKindClaim = config.auth().ownerKindClaim();
+      this.defaultOwnerKind = config.auth().defaultOwnerKind();
+    }
   }
 
   /** Whether the request carried a valid token. */
@@ -52,10 +70,10 @@ public class Caller {
       throw ProblemException.unauthenticated("this route needs a bearer token");
     }
     String id = token.getSubject() != null ? token.getSubject() : token.getName();
-    Object kindClaim = token.getClaim(config.auth().ownerKindClaim());
+    Object kindClaim = token.getClaim(ownerKindClaim);
     String kind =
         kindClaim == null
-            ? config.auth().defaultOwnerKind()
+            ? defaultOwnerKind
             : kindClaim instanceof JsonString text ? text.getString() : kindClaim.toString();
     if (id == null || id.isBlank() || id.length() > MAX_OWNER_PART) {
       throw ProblemException.forbidden("the token's subject must be 1 to 200 characters");

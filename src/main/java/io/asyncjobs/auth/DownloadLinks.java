@@ -27,6 +27,7 @@ public class DownloadLinks {
   private static final int MIN_KEY_BYTES = 32;
 
   private final SecretKeySpec key;
+  private final ThreadLocal<Mac> macs = ThreadLocal.withInitial(this::newMac);
   private final JobsConfig config;
   private final Clock clock;
 
@@ -79,11 +80,17 @@ public class DownloadLinks {
   }
 
   private String signature(UUID uid, long expires) {
+    Mac mac = macs.get();
+    byte[] digest = mac.doFinal((uid + "." + expires).getBytes(StandardCharsets.US_ASCII));
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
+  }
+
+  /** A keyed Mac; looking one up is far dearer than using it, so each thread keeps its own. */
+  private Mac newMac() {
     try {
       Mac mac = Mac.getInstance(ALGORITHM);
       mac.init(key);
-      byte[] digest = mac.doFinal((uid + "." + expires).getBytes(StandardCharsets.US_ASCII));
-      return Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
+      return mac;
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("HMAC-SHA256 is not available", e);
     }
