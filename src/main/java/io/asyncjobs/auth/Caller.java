@@ -5,8 +5,8 @@ import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.Owner;
 import io.quarkus.security.identity.SecurityIdentity;
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.RequestScoped;
+import jakarta.inject.Singleton;
 import jakarta.json.JsonString;
 import java.util.Objects;
 import org.eclipse.microprofile.jwt.JsonWebToken;
@@ -36,9 +36,10 @@ public class Caller {
 
   /**
    * The two claim settings, read once: a config mapping injected straight into this request-scoped
-   * bean would be built again for every request.
+   * bean would be built again for every request. A singleton, so its fields are read directly
+   * rather than through a client proxy.
    */
-  @ApplicationScoped
+  @Singleton
   static class OwnerClaims {
     final String ownerKindClaim;
     final String defaultOwnerKind;
