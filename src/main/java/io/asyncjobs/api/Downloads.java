@@ -74,6 +74,9 @@ public class Downloads {
             + "-"
             + Long.toHexString(attributes.lastModifiedTime().toMillis())
             + "\"";
+    boolean useRange = range != null && (ifRange == null || ifRange.trim().equals(etag));
+    // A refused range throws here, before anything is written.
+    long[] span = useRange ? span(range, size) : null;
     queue.touchJob(job.uid, settings.effective(job.kind).retention().toSeconds());
 
     if (ifNoneMatch != null && matches(ifNoneMatch, etag)) {
@@ -83,8 +86,6 @@ public class Downloads {
           .build();
     }
     Response.ResponseBuilder response;
-    boolean useRange = range != null && (ifRange == null || ifRange.trim().equals(etag));
-    long[] span = useRange ? span(range, size) : null;
     if (span != null) {
       long length = span[1] - span[0] + 1;
       response =
@@ -150,6 +151,10 @@ public class Downloads {
         long suffix = Long.parseLong(m.group(2));
         if (suffix == 0) {
           throw unsatisfiable(size);
+        }
+        if (size == 0) {
+          // A suffix of an empty file is satisfiable: the whole (empty) file.
+          return null;
         }
         first = Math.max(0, size - suffix);
         last = size - 1;

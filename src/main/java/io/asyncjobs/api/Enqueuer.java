@@ -56,6 +56,10 @@ public class Enqueuer {
       String idempotencyKey) {
     requireEnabled(kind);
     Owner owner = caller.owner();
+    requireStorableText(payload, "the payload");
+    if (preferredName != null && preferredName.indexOf('\u0000') >= 0) {
+      throw ProblemException.badRequest("name must not contain the character U+0000");
+    }
     if (preferredName != null
         && (preferredName.isBlank() || preferredName.length() > MAX_PREFERRED_NAME)) {
       throw ProblemException.badRequest("name must be 1 to 255 characters");
@@ -84,6 +88,27 @@ public class Enqueuer {
               + " with a different request; use a new key for a new job");
     }
     return answer(first.uid, kind, first.status.dbValue(), true);
+  }
+
+  /**
+   * PostgreSQL stores no U+0000 in text or jsonb; a payload holding one is refused here rather than
+   * failing in the database.
+   */
+  static void requireStorableText(Object value, String where) {
+    if (value instanceof String text) {
+      if (text.indexOf('\u0000') >= 0) {
+        throw ProblemException.badRequest(where + " must not contain the character U+0000");
+      }
+    } else if (value instanceof Map<?, ?> map) {
+      for (Map.Entry<?, ?> entry : map.entrySet()) {
+        requireStorableText(entry.getKey(), where);
+        requireStorableText(entry.getValue(), where);
+      }
+    } else if (value instanceof Iterable<?> items) {
+      for (Object item : items) {
+        requireStorableText(item, where);
+      }
+    }
   }
 
   /** A 404 problem unless a job service of this kind runs here. */

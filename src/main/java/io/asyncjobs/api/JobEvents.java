@@ -55,6 +55,8 @@ public class JobEvents {
         .transformToIterable(tick -> watch.next())
         .select()
         .first(step -> !step.end())
+        .select()
+        .first(config.api().eventsMaxDuration())
         .map(Step::event);
   }
 

@@ -28,6 +28,9 @@ import org.eclipse.microprofile.jwt.JsonWebToken;
 @ApplicationScoped
 public class CachingJwtParser implements JWTParser {
 
+  /** Longer tokens are verified every time: the cache's memory stays bounded by size too. */
+  private static final int MAX_TOKEN_CHARS = 4096;
+
   private record Verified(JsonWebToken token, long validUntilMillis) {}
 
   private final DefaultJWTParser delegate;
@@ -57,26 +60,27 @@ public class CachingJwtParser implements JWTParser {
       verified.remove(token, known);
     }
     JsonWebToken parsed = delegate.parse(token);
-    if (capacity > 0) {
+    if (capacity > 0 && token.length() <= MAX_TOKEN_CHARS) {
       long expiresMillis = parsed.getExpirationTime() * 1000;
       long until = Math.min(expiresMillis, now + ttlMillis);
-      if (until > now) {
-        makeRoom(now);
+      if (until > now && hasRoom(now)) {
         verified.put(token, new Verified(parsed, until));
       }
     }
     return parsed;
   }
 
-  /** Drops expired entries when full, and everything when still full (a burst of new tokens). */
-  private void makeRoom(long now) {
+  /**
+   * Whether another token fits; expired entries are dropped first. When every entry is still valid
+   * the new token is simply not remembered, so a burst of new tokens cannot evict the clients
+   * already known.
+   */
+  private boolean hasRoom(long now) {
     if (verified.size() < capacity) {
-      return;
+      return true;
     }
     verified.values().removeIf(v -> now >= v.validUntilMillis());
-    if (verified.size() >= capacity) {
-      verified.clear();
-    }
+    return verified.size() < capacity;
   }
 
   /** How many requests were answered from memory; for tests and diagnostics. */

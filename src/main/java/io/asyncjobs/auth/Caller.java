@@ -70,14 +70,16 @@ public class Caller {
     if (!(identity.getPrincipal() instanceof JsonWebToken token) || identity.isAnonymous()) {
       throw ProblemException.unauthenticated("this route needs a bearer token");
     }
-    String id = token.getSubject() != null ? token.getSubject() : token.getName();
+    // Only the subject identifies a principal for good; names like preferred_username can be
+    // chosen or changed by their holder, so a token without one owns nothing here.
+    String id = token.getSubject();
     Object kindClaim = token.getClaim(ownerKindClaim);
     String kind =
         kindClaim == null
             ? defaultOwnerKind
             : kindClaim instanceof JsonString text ? text.getString() : kindClaim.toString();
     if (id == null || id.isBlank() || id.length() > MAX_OWNER_PART) {
-      throw ProblemException.forbidden("the token's subject must be 1 to 200 characters");
+      throw ProblemException.forbidden("the token needs a subject (sub) of 1 to 200 characters");
     }
     if (kind.isBlank() || kind.length() > MAX_OWNER_PART) {
       throw ProblemException.forbidden("the token's owner kind must be 1 to 200 characters");

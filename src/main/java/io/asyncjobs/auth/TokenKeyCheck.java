@@ -8,7 +8,8 @@ import org.jboss.logging.Logger;
 
 /**
  * Says at start, loudly, when no token verification key is configured: the service still starts
- * (health and metrics work) but refuses every {@code /api} request with 401.
+ * (health and metrics work) but refuses every {@code /api} request with 401. Also says when tokens
+ * are not bound to an issuer or an audience.
  */
 @ApplicationScoped
 public class TokenKeyCheck {
@@ -23,6 +24,16 @@ public class TokenKeyCheck {
       LOG.warn(
           "No token verification key: set MP_JWT_VERIFY_PUBLICKEY_LOCATION (a PEM or JWK file, or"
               + " a JWKS URL) and MP_JWT_VERIFY_ISSUER. Until then every /api request gets 401.");
+      return;
+    }
+    if (config.getOptionalValue("mp.jwt.verify.issuer", String.class).isEmpty()) {
+      LOG.warn(
+          "MP_JWT_VERIFY_ISSUER is not set: tokens from any issuer signed with the key are taken.");
+    }
+    if (config.getOptionalValue("mp.jwt.verify.audiences", String.class).isEmpty()) {
+      LOG.info(
+          "MP_JWT_VERIFY_AUDIENCES is not set: tokens are taken whatever their audience. When the"
+              + " identity provider also issues tokens for other services, set it.");
     }
   }
 }

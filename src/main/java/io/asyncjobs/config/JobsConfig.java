@@ -101,6 +101,13 @@ public interface JobsConfig {
     /** How often an idle event stream sends a comment line, so proxies keep it open. */
     @WithDefault("15s")
     Duration eventsHeartbeat();
+
+    /**
+     * The longest one event stream stays open; a client still interested reconnects (JobPoller
+     * does, or falls back to polling). Bounds what a forgotten stream costs.
+     */
+    @WithDefault("30m")
+    Duration eventsMaxDuration();
   }
 
   /** How a bearer token maps to a job owner. */
@@ -136,6 +143,7 @@ public interface JobsConfig {
     /** Seconds a finished job and its artifact are kept after completion; 7 days. */
     @WithDefault("604800")
     @Min(1)
+    @Max(315_360_000)
     long retentionSeconds();
 
     /** Jobs of one service processed at the same time by the owner. */
@@ -147,6 +155,7 @@ public interface JobsConfig {
     /** Seconds a job may run before it is interrupted and failed. */
     @WithDefault("3600")
     @Min(1)
+    @Max(315_360_000)
     long jobTimeoutSeconds();
 
     /** Times a job is put back to pending after its processor vanished before it is failed. */
@@ -160,13 +169,13 @@ public interface JobsConfig {
   interface ServiceOverrides {
 
     /** See {@link ServiceDefaults#retentionSeconds()}. */
-    Optional<@Min(1) Long> retentionSeconds();
+    Optional<@Min(1) @Max(315_360_000) Long> retentionSeconds();
 
     /** See {@link ServiceDefaults#maxConcurrent()}. */
     Optional<@Min(1) @Max(256) Integer> maxConcurrent();
 
     /** See {@link ServiceDefaults#jobTimeoutSeconds()}. */
-    Optional<@Min(1) Long> jobTimeoutSeconds();
+    Optional<@Min(1) @Max(315_360_000) Long> jobTimeoutSeconds();
 
     /** See {@link ServiceDefaults#maxRetries()}. */
     Optional<@Min(0) @Max(100) Integer> maxRetries();

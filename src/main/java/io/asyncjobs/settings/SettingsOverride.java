@@ -15,19 +15,24 @@ import java.time.Duration;
 public record SettingsOverride(
     Long retentionSeconds, Integer maxConcurrent, Long jobTimeoutSeconds, Integer maxRetries) {
 
+  /** The longest retention or timeout an admin may set: ten years, far inside timestamp range. */
+  public static final long MAX_SECONDS = 10L * 365 * 24 * 3600;
+
   /** No overrides at all. */
   public static final SettingsOverride NONE = new SettingsOverride(null, null, null, null);
 
   /** Checks every range; a caller can fix what the message names. */
   public SettingsOverride {
-    if (retentionSeconds != null && retentionSeconds < 1) {
-      throw new IllegalArgumentException("retention_seconds must be at least 1");
+    if (retentionSeconds != null && (retentionSeconds < 1 || retentionSeconds > MAX_SECONDS)) {
+      throw new IllegalArgumentException(
+          "retention_seconds must be between 1 and " + MAX_SECONDS + " (ten years)");
     }
     if (maxConcurrent != null && (maxConcurrent < 1 || maxConcurrent > 256)) {
       throw new IllegalArgumentException("max_concurrent must be between 1 and 256");
     }
-    if (jobTimeoutSeconds != null && jobTimeoutSeconds < 1) {
-      throw new IllegalArgumentException("job_timeout_seconds must be at least 1");
+    if (jobTimeoutSeconds != null && (jobTimeoutSeconds < 1 || jobTimeoutSeconds > MAX_SECONDS)) {
+      throw new IllegalArgumentException(
+          "job_timeout_seconds must be between 1 and " + MAX_SECONDS + " (ten years)");
     }
     if (maxRetries != null && (maxRetries < 0 || maxRetries > 100)) {
       throw new IllegalArgumentException("max_retries must be between 0 and 100");

@@ -100,6 +100,9 @@ class AdminApiTest {
             "{\"max_concurrent\": \"many\"}",
             "{\"retention_seconds\": -5}",
             "{\"max_retries\": 101}",
+            // Past timestamp arithmetic's range: every completion of the kind would fail.
+            "{\"retention_seconds\": 10000000000000}",
+            "{\"job_timeout_seconds\": 315360001}",
             "{\"colour\": \"red\"}",
             "{\"max_concurrent\": ")) {
       as(ADMIN)

@@ -110,6 +110,20 @@ class DownloadTest {
         .header("Content-Range", "bytes */1000")
         .contentType(Problem.MEDIA_TYPE);
 
+    // A refused range writes nothing: the job was not used.
+    String fresh = doneJob(10, null);
+    as(ALICE)
+        .header("Range", "bytes=50-60")
+        .get("/api/jobs/" + fresh + "/download")
+        .then()
+        .statusCode(416);
+    assertThat(queue.getJob(UUID.fromString(fresh)).orElseThrow().lastAccessedAt).isNull();
+
+    // A suffix of an empty file is the whole, empty file (RFC 9110), not a 416.
+    String empty = doneJob(0, null);
+    Response none = as(ALICE).header("Range", "bytes=-100").get("/api/jobs/" + empty + "/download");
+    none.then().statusCode(200).header("Content-Length", "0");
+
     // Several ranges are not supported: the whole file, as HTTP allows.
     as(ALICE).header("Range", "bytes=0-1,5-6").get(path).then().statusCode(200);
     // A stale If-Range sends the whole file too.

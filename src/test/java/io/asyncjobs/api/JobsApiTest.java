@@ -175,6 +175,13 @@ class JobsApiTest {
           .header("WWW-Authenticate", startsWith("Bearer"))
           .body("type", equalTo("urn:async-jobs:problem:unauthenticated"));
     }
+    // A name the holder may choose is no identity: without a subject the token owns nothing.
+    as(Tokens.withoutSubject("alice"))
+        .get("/api/jobs")
+        .then()
+        .statusCode(403)
+        .contentType(Problem.MEDIA_TYPE)
+        .body("detail", startsWith("the token needs a subject"));
     given()
         .get(path)
         .then()
@@ -343,6 +350,9 @@ class JobsApiTest {
             new Bad("application/json", "{\"sleep_ms\": \"soon\"}", 400, "bad-request"),
             new Bad("application/json", "{\"colour\": \"red\"}", 400, "bad-request"),
             new Bad("application/json", "{\"artifact_bytes\": -1}", 400, "bad-request"),
+            // PostgreSQL cannot store U+0000: refused up front, not a 500 from the database.
+            new Bad("application/json", "{\"name\": \"a\\u0000b\"}", 400, "bad-request"),
+            new Bad("application/json", "{\"fail\": \"\\u0000\"}", 400, "bad-request"),
             new Bad("text/plain", "{}", 415, "unsupported-media-type"),
             new Bad(
                 "application/json",
