@@ -1,0 +1,168 @@
+package io.asyncjobs.files;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.regex.Pattern;
+
+/**
+ * The part of the data directory one caller may name: {@code files/<owner id>/} for a caller, all
+ * of {@code files/} for an admin. Every path a payload names is resolved here, at enqueue and again
+ * in {@code process} (the tree can change in between): it must stay inside the scope after
+ * normalization and after following every symbolic link on the way.
+ *
+ * @param root the data directory, absolute and normalized
+ * @param relative the scope relative to {@code root}: {@code files} or {@code files/<segment>}
+ */
+public record FileScope(Path root, String relative) {
+
+  /** Where callers' inputs live, relative to the data directory. */
+  public static final String FILES = "files";
+
+  /** The payload key under which an enqueue endpoint records the scope for {@code process}. */
+  public static final String PAYLOAD_KEY = "scope";
+
+  private static final Pattern PLAIN_SEGMENT = Pattern.compile("[A-Za-z0-9._@+-]{1,200}");
+
+  /** The scope of an ordinary caller: its own folder under {@code files/}. */
+  public static FileScope ofOwner(Path root, String ownerId) {
+    return new FileScope(root, FILES + "/" + segment(ownerId));
+  }
+
+  /** The scope of an admin: everything under {@code files/}. */
+  public static FileScope ofAdmin(Path root) {
+    return new FileScope(root, FILES);
+  }
+
+  /**
+   * The scope an enqueue endpoint stored in a payload.
+   *
+   * @throws PathRefusedException when the payload holds no scope or one outside {@code files/}
+   */
+  public static FileScope fromPayload(Path root, Object stored) {
+    if (!(stored instanceof String text)
+        || !(text.equals(FILES) || text.startsWith(FILES + "/"))
+        || text.contains("..")) {
+      throw new PathRefusedException("the job names no valid file scope: " + stored);
+    }
+    return new FileScope(root, text);
+  }
+
+  /**
+   * The folder name an owner id gets: the id itself when it is a plain name, otherwise its UTF-8
+   * bytes percent-encoded, so no id can name {@code .}, {@code ..} or a nested path.
+   */
+  public static String segment(String ownerId) {
+    if (PLAIN_SEGMENT.matcher(ownerId).matches() && !ownerId.equals(".") && !ownerId.equals("..")) {
+      return ownerId;
+    }
+    StringBuilder out = new StringBuilder();
+    for (byte b : ownerId.getBytes(StandardCharsets.UTF_8)) {
+      int c = b & 0xff;
+      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-') {
+        out.append((char) c);
+      } else {
+        out.append('%').append(String.format("%02X", c));
+      }
+    }
+    return out.toString();
+  }
+
+  /** The scope's folder, absolute. */
+  public Path base() {
+    return root.resolve(relative);
+  }
+
+  /** Creates the scope's folder when missing (a caller's first use). */
+  public Path ensureBase() {
+    try {
+      return Files.createDirectories(base());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create " + base(), e);
+    }
+  }
+
+  /**
+   * Resolves a path a caller named, relative to the scope. The result is normalized and inside the
+   * scope; when it (or a parent) exists, the real location, after every symbolic link, is inside
+   * the scope's real location too. The path need not exist.
+   *
+   * @throws PathRefusedException naming the problem: absolute, empty, a NUL, or outside the scope
+   */
+  public Path resolve(String path) {
+    if (path == null || path.isBlank()) {
+      throw new PathRefusedException("a path must not be empty");
+    }
+    if (path.indexOf('\u0000') >= 0) {
+      throw new PathRefusedException("a path must not contain U+0000");
+    }
+    if (path.startsWith("/")) {
+      throw new PathRefusedException(
+          "paths are relative to your folder; " + quote(path) + " is absolute");
+    }
+    Path base = base();
+    Path resolved;
+    try {
+      resolved = base.resolve(path).normalize();
+    } catch (InvalidPathException e) {
+      throw new PathRefusedException("not a valid path: " + quote(path));
+    }
+    if (!resolved.startsWith(base)) {
+      throw new PathRefusedException(quote(path) + " leads outside your folder");
+    }
+    requireRealLocationInside(resolved, path);
+    return resolved;
+  }
+
+  /**
+   * Whether {@code path} (absolute) is, after following its links, inside the scope. Used while
+   * walking a tree, where a link found on the way must not lead out.
+   */
+  public boolean contains(Path path) {
+    try {
+      Path realBase = base().toRealPath();
+      return path.toRealPath().startsWith(realBase);
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** {@code path} (inside the scope) as the caller names it: relative to the scope. */
+  public String nameOf(Path path) {
+    return base().relativize(path).toString();
+  }
+
+  private void requireRealLocationInside(Path resolved, String named) {
+    Path realBase;
+    try {
+      realBase = ensureBase().toRealPath();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot resolve " + base(), e);
+    }
+    // The deepest part that exists decides where the rest would land.
+    Path existing = resolved;
+    while (existing != null && !Files.exists(existing, LinkOption.NOFOLLOW_LINKS)) {
+      existing = existing.getParent();
+    }
+    if (existing == null) {
+      throw new PathRefusedException(quote(named) + " leads outside your folder");
+    }
+    try {
+      if (!existing.toRealPath().startsWith(realBase)) {
+        throw new PathRefusedException(quote(named) + " leads outside your folder (a link)");
+      }
+    } catch (IOException e) {
+      // A dangling link: its target cannot be checked, so it is refused.
+      throw new PathRefusedException(quote(named) + " is a link that leads nowhere");
+    }
+  }
+
+  private static String quote(String path) {
+    String shown = path.length() > 80 ? path.substring(0, 80) + "..." : path;
+    return "\"" + shown.replaceAll("\\p{Cntrl}", "?") + "\"";
+  }
+}

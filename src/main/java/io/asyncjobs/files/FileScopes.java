@@ -1,0 +1,29 @@
+package io.asyncjobs.files;
+
+import io.asyncjobs.auth.Caller;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.storage.DataDirectory;
+import jakarta.enterprise.context.ApplicationScoped;
+
+/** Makes {@link FileScope}s: a caller's at enqueue, the one a job recorded in {@code process}. */
+@ApplicationScoped
+public class FileScopes {
+
+  private final DataDirectory data;
+
+  FileScopes(DataDirectory data) {
+    this.data = data;
+  }
+
+  /** What this caller may name: all of {@code files/} for an admin, else its own folder. */
+  public FileScope forCaller(Caller caller) {
+    return caller.isAdmin()
+        ? FileScope.ofAdmin(data.root())
+        : FileScope.ofOwner(data.root(), caller.owner().id());
+  }
+
+  /** The scope the job's enqueue endpoint recorded in its payload. */
+  public FileScope forJob(Job job) {
+    return FileScope.fromPayload(data.root(), job.payload.get(FileScope.PAYLOAD_KEY));
+  }
+}

@@ -1,0 +1,88 @@
+package io.asyncjobs.files;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class FileScopeTest {
+
+  @TempDir Path dir;
+  Path root;
+  FileScope alice;
+
+  @BeforeEach
+  void tree() throws Exception {
+    root = dir.resolve("data");
+    Files.createDirectories(root.resolve("files/alice/docs"));
+    Files.createDirectories(root.resolve("files/bob"));
+    Files.writeString(root.resolve("files/alice/docs/a.txt"), "a");
+    Files.writeString(root.resolve("files/bob/secret.txt"), "b");
+    Files.writeString(dir.resolve("outside.txt"), "x");
+    alice = FileScope.ofOwner(root, "alice");
+  }
+
+  @Test
+  void shouldResolvePathsInsideTheCallersFolder() {
+    assertThat(alice.resolve("docs/a.txt")).isEqualTo(root.resolve("files/alice/docs/a.txt"));
+    assertThat(alice.resolve("docs/./../docs/a.txt"))
+        .isEqualTo(root.resolve("files/alice/docs/a.txt"));
+    // A path that does not exist yet (a fork's target) is fine while it stays inside.
+    assertThat(alice.resolve("new/folder")).isEqualTo(root.resolve("files/alice/new/folder"));
+    assertThat(alice.nameOf(alice.resolve("docs"))).isEqualTo("docs");
+  }
+
+  @Test
+  void shouldRefuseTraversalAbsoluteAndMalformedPaths() {
+    for (String bad :
+        new String[] {"../bob/secret.txt", "docs/../../bob", "/etc/passwd", "", " ", "a\u0000b"}) {
+      assertThatThrownBy(() -> alice.resolve(bad)).isInstanceOf(PathRefusedException.class);
+    }
+  }
+
+  @Test
+  void shouldRefuseLinksThatLeadOutButFollowThoseThatStayIn() throws Exception {
+    Path base = root.resolve("files/alice");
+    Files.createSymbolicLink(base.resolve("out.txt"), dir.resolve("outside.txt"));
+    Files.createSymbolicLink(base.resolve("bobs"), root.resolve("files/bob"));
+    Files.createSymbolicLink(base.resolve("dangling"), dir.resolve("missing"));
+    Files.createSymbolicLink(base.resolve("mine.txt"), base.resolve("docs/a.txt"));
+
+    assertThatThrownBy(() -> alice.resolve("out.txt")).hasMessageContaining("outside");
+    assertThatThrownBy(() -> alice.resolve("bobs/secret.txt")).hasMessageContaining("outside");
+    // Even a new name under a link that leads out lands outside.
+    assertThatThrownBy(() -> alice.resolve("bobs/new")).hasMessageContaining("outside");
+    assertThatThrownBy(() -> alice.resolve("dangling")).hasMessageContaining("nowhere");
+    assertThat(alice.resolve("mine.txt")).isEqualTo(base.resolve("mine.txt"));
+    assertThat(alice.contains(base.resolve("mine.txt"))).isTrue();
+    assertThat(alice.contains(base.resolve("out.txt"))).isFalse();
+  }
+
+  @Test
+  void shouldGiveEachOwnerOneSafeFolderAndAdminsAllOfFiles() {
+    assertThat(FileScope.segment("alice")).isEqualTo("alice");
+    assertThat(FileScope.segment("..")).isEqualTo("%2E%2E");
+    assertThat(FileScope.segment("a/b")).isEqualTo("a%2Fb");
+    assertThat(FileScope.ofOwner(root, "../bob").base())
+        .isEqualTo(root.resolve("files/%2E%2E%2Fbob"));
+
+    FileScope admin = FileScope.ofAdmin(root);
+    assertThat(admin.resolve("bob/secret.txt")).isEqualTo(root.resolve("files/bob/secret.txt"));
+    assertThatThrownBy(() -> admin.resolve("../artifacts"))
+        .isInstanceOf(PathRefusedException.class);
+  }
+
+  @Test
+  void shouldOnlyTrustScopesUnderFilesFromAPayload() {
+    assertThat(FileScope.fromPayload(root, "files/alice").base())
+        .isEqualTo(root.resolve("files/alice"));
+    for (Object bad : new Object[] {null, "artifacts", "files/../artifacts", 7, "/files"}) {
+      assertThatThrownBy(() -> FileScope.fromPayload(root, bad))
+          .isInstanceOf(PathRefusedException.class);
+    }
+  }
+}
