@@ -1,0 +1,255 @@
+package io.asyncjobs.kinds.zip;
+
+import io.asyncjobs.engine.JobService;
+import io.asyncjobs.files.Artifacts;
+import io.asyncjobs.files.FileScope;
+import io.asyncjobs.files.FileScopes;
+import io.asyncjobs.files.PathRefusedException;
+import io.asyncjobs.files.Payloads;
+import io.asyncjobs.queue.Job;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.io.IOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.commons.compress.archivers.zip.ParallelScatterZipCreator;
+import org.apache.commons.compress.archivers.zip.Zip64Mode;
+import org.apache.commons.compress.archivers.zip.ZipArchiveEntry;
+import org.apache.commons.compress.archivers.zip.ZipArchiveOutputStream;
+import org.apache.commons.compress.parallel.FileBasedScatterGatherBackingStore;
+import org.apache.commons.compress.parallel.InputStreamSupplier;
+
+/**
+ * {@code zip}: one archive of the files and folders a caller names. Entries are deflated in
+ * parallel (Commons Compress's scatter/gather creator, one worker per core), each worker spilling
+ * to a temporary file in the job's artifact folder, so memory stays bounded whatever the input
+ * size. Files whose type is already compressed are stored, not deflated. Empty folders are kept.
+ */
+@ApplicationScoped
+public class ZipService extends JobService {
+
+  /** This kind's name. */
+  public static final String KIND = "zip";
+
+  /** The archive's file name inside the job's artifact folder. */
+  static final String ARCHIVE = "archive.zip";
+
+  /** Extensions whose content is already compressed: deflating them again only costs time. */
+  static final Set<String> STORED_TYPES =
+      Set.of(
+          "zip", "jar", "war", "apk", "docx", "xlsx", "pptx", "odt", "epub", "gz", "tgz", "bz2",
+          "xz", "zst", "lz4", "7z", "rar", "jpg", "jpeg", "png", "gif", "webp", "heic", "avif",
+          "mp4", "m4v", "mov", "mkv", "webm", "avi", "mp3", "m4a", "aac", "ogg", "opus", "flac",
+          "woff", "woff2");
+
+  private final FileScopes scopes;
+  private final Artifacts artifacts;
+
+  ZipService(FileScopes scopes, Artifacts artifacts) {
+    this.scopes = scopes;
+    this.artifacts = artifacts;
+  }
+
+  @Override
+  public String kind() {
+    return KIND;
+  }
+
+  @Override
+  public String title() {
+    return "Zip archives";
+  }
+
+  @Override
+  protected Map<String, Object> process(Job job) throws Exception {
+    FileScope scope = scopes.forJob(job);
+    List<String> named = Payloads.strings(job.payload, "paths", 1, ZipResource.MAX_PATHS);
+    int level = Payloads.optionalInt(job.payload, "level", 0, 9).orElse(ZipResource.DEFAULT_LEVEL);
+
+    Plan plan = new Plan(scope);
+    for (String name : named) {
+      Path path = scope.resolve(name);
+      if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
+        throw new PathRefusedException("\"" + name + "\" no longer exists");
+      }
+      plan.add(path);
+    }
+
+    Path folder = artifacts.folder(KIND, job.uid);
+    Path target = folder.resolve(ARCHIVE);
+    Path partial = Artifacts.partial(target);
+    AtomicLong bytesRead = new AtomicLong();
+    int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
+    ExecutorService workers = Executors.newFixedThreadPool(threads, r -> daemon(r, job));
+    try {
+      ParallelScatterZipCreator creator =
+          new ParallelScatterZipCreator(
+              workers,
+              () ->
+                  new FileBasedScatterGatherBackingStore(
+                      Files.createTempFile(folder, "scatter-", ".tmp")),
+              level);
+      for (Map.Entry<String, Path> file : plan.files.entrySet()) {
+        ZipArchiveEntry entry = new ZipArchiveEntry(file.getKey());
+        BasicFileAttributes attributes =
+            Files.readAttributes(file.getValue(), BasicFileAttributes.class);
+        entry.setSize(attributes.size());
+        entry.setLastModifiedTime(attributes.lastModifiedTime());
+        entry.setUnixMode(0100644);
+        entry.setMethod(
+            storedType(file.getKey()) ? ZipArchiveEntry.STORED : ZipArchiveEntry.DEFLATED);
+        creator.addArchiveEntry(entry, counting(file.getValue(), bytesRead));
+      }
+      // The creator's workers run on; report how much of the input they have read meanwhile.
+      workers.shutdown();
+      while (!workers.awaitTermination(200, TimeUnit.MILLISECONDS)) {
+        reportProgress(
+            plan.totalBytes == 0 ? null : Math.min(1.0, (double) bytesRead.get() / plan.totalBytes),
+            null);
+      }
+      try (ZipArchiveOutputStream out = new ZipArchiveOutputStream(partial)) {
+        out.setUseZip64(Zip64Mode.AsNeeded);
+        for (String directory : plan.directories) {
+          ZipArchiveEntry entry = new ZipArchiveEntry(directory);
+          entry.setUnixMode(040755);
+          out.putArchiveEntry(entry);
+          out.closeArchiveEntry();
+        }
+        creator.writeTo(out);
+      }
+      Artifacts.publish(partial, target);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw e;
+    } finally {
+      workers.shutdownNow();
+      Files.deleteIfExists(partial);
+      try (var leftovers = Files.newDirectoryStream(folder, "scatter-*.tmp")) {
+        for (Path leftover : leftovers) {
+          Files.deleteIfExists(leftover);
+        }
+      }
+    }
+    reportProgress(1.0, (long) plan.files.size());
+
+    Map<String, Object> result = new HashMap<>();
+    result.put(RESULT_FILE, artifacts.relative(target));
+    result.put("files", plan.files.size());
+    result.put("folders", plan.directories.size());
+    result.put("skipped_links", plan.skippedLinks);
+    result.put("item_count", plan.files.size());
+    result.put("bytes_in", bytesRead.get());
+    result.put("bytes_out", Files.size(target));
+    return result;
+  }
+
+  @Override
+  protected void cleanup(Job job) throws IOException {
+    artifacts.remove(KIND, job.uid);
+  }
+
+  /** Whether a file of this name is stored rather than deflated. */
+  static boolean storedType(String name) {
+    int dot = name.lastIndexOf('.');
+    return dot >= 0 && STORED_TYPES.contains(name.substring(dot + 1).toLowerCase(Locale.ROOT));
+  }
+
+  private static InputStreamSupplier counting(Path file, AtomicLong bytesRead) {
+    return () -> {
+      try {
+        return new java.io.FilterInputStream(Files.newInputStream(file)) {
+          @Override
+          public int read() throws IOException {
+            int b = super.read();
+            if (b >= 0) {
+              bytesRead.incrementAndGet();
+            }
+            return b;
+          }
+
+          @Override
+          public int read(byte[] buffer, int offset, int length) throws IOException {
+            int n = super.read(buffer, offset, length);
+            if (n > 0) {
+              bytesRead.addAndGet(n);
+            }
+            return n;
+          }
+        };
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    };
+  }
+
+  private static Thread daemon(Runnable r, Job job) {
+    Thread t = new Thread(r, "zip-" + job.uid);
+    t.setDaemon(true);
+    return t;
+  }
+
+  /**
+   * What goes into the archive: entry names (as the caller names the paths, folders with a trailing
+   * slash) in walk order, each once. Links that lead out of the caller's scope, and links to
+   * folders, are skipped and counted.
+   */
+  private static final class Plan {
+    final FileScope scope;
+    final Map<String, Path> files = new LinkedHashMap<>();
+    final List<String> directories = new ArrayList<>();
+    final Set<String> seenDirectories = new java.util.HashSet<>();
+    long totalBytes;
+    int skippedLinks;
+
+    Plan(FileScope scope) {
+      this.scope = scope;
+    }
+
+    void add(Path start) throws IOException {
+      Files.walkFileTree(
+          start,
+          new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
+              String name = scope.nameOf(dir) + "/";
+              if (!name.equals("/") && seenDirectories.add(name)) {
+                directories.add(name);
+              }
+              return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
+                throws IOException {
+              if (attrs.isSymbolicLink()) {
+                if (!scope.contains(file) || !Files.isRegularFile(file)) {
+                  skippedLinks++;
+                  return FileVisitResult.CONTINUE;
+                }
+              } else if (!attrs.isRegularFile()) {
+                return FileVisitResult.CONTINUE;
+              }
+              String name = scope.nameOf(file);
+              if (files.putIfAbsent(name, file) == null) {
+                totalBytes += Files.size(file);
+              }
+              return FileVisitResult.CONTINUE;
+            }
+          });
+    }
+  }
+}

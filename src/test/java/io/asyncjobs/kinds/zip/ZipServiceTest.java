@@ -1,0 +1,243 @@
+package io.asyncjobs.kinds.zip;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.equalTo;
+
+import io.asyncjobs.api.Problem;
+import io.asyncjobs.files.Trees;
+import io.asyncjobs.storage.DataDirectory;
+import io.asyncjobs.testing.Database;
+import io.asyncjobs.testing.Tokens;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.response.Response;
+import jakarta.inject.Inject;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+@QuarkusTest
+class ZipServiceTest {
+
+  static final String ZOE = Tokens.user("zoe");
+
+  @Inject ZipService zip;
+  @Inject DataDirectory data;
+  @Inject Database db;
+
+  Path home;
+
+  @BeforeEach
+  void tree() throws IOException {
+    db.clearJobs();
+    home = data.root().resolve("files/zoe");
+    Trees.delete(home);
+    Files.createDirectories(home.resolve("docs/sub"));
+    Files.createDirectories(home.resolve("docs/empty"));
+    Files.createDirectories(home.resolve("pics"));
+    Files.writeString(home.resolve("docs/a.txt"), "hello zip\n".repeat(2000));
+    Files.writeString(home.resolve("docs/sub/b.md"), "# title\n\nsome text\n");
+    byte[] noise = new byte[50_000];
+    new Random(7).nextBytes(noise);
+    Files.write(home.resolve("pics/p.jpg"), noise);
+    Files.writeString(home.resolve("note.txt"), "note");
+  }
+
+  String enqueue(String token, String body) {
+    return given()
+        .auth()
+        .oauth2(token)
+        .contentType(ContentType.JSON)
+        .body(body)
+        .post("/api/zip")
+        .then()
+        .statusCode(202)
+        .extract()
+        .path("uid");
+  }
+
+  void run() throws InterruptedException {
+    zip.runOnce();
+    assertThat(zip.awaitTasks(Duration.ofSeconds(30))).isTrue();
+    zip.runOnce();
+  }
+
+  Path download(String token, String uid) throws IOException {
+    Response response = given().auth().oauth2(token).get("/api/jobs/" + uid + "/download");
+    response.then().statusCode(200).header("Content-Type", "application/zip");
+    Path file = Files.createTempFile("zip-test", ".zip");
+    Files.write(file, response.asByteArray());
+    return file;
+  }
+
+  static List<String> names(Path archive) throws IOException {
+    try (ZipFile zipFile = new ZipFile(archive.toFile())) {
+      return Collections.list(zipFile.entries()).stream().map(ZipEntry::getName).toList();
+    }
+  }
+
+  static void unzipTest(Path archive) throws Exception {
+    Process p =
+        new ProcessBuilder("unzip", "-t", archive.toString()).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor()).as(out).isZero();
+    assertThat(out).contains("No errors detected");
+  }
+
+  @Test
+  void shouldArchiveFilesAndFoldersKeepingEmptyOnesAndStoringCompressedTypes() throws Exception {
+    String uid =
+        enqueue(
+            ZOE, "{\"paths\": [\"docs\", \"pics/p.jpg\", \"note.txt\"], \"name\": \"my stuff\"}");
+    run();
+
+    Response status = given().auth().oauth2(ZOE).get("/api/jobs/" + uid);
+    status
+        .then()
+        .body("status", equalTo("done"))
+        .body("preferred_name", equalTo("my stuff.zip"))
+        .body("item_count", equalTo(4))
+        .body("result.files", equalTo(4))
+        .body("progress.fraction", equalTo(1.0f));
+    long inputBytes =
+        Files.size(home.resolve("docs/a.txt"))
+            + Files.size(home.resolve("docs/sub/b.md"))
+            + Files.size(home.resolve("pics/p.jpg"))
+            + Files.size(home.resolve("note.txt"));
+    assertThat(status.<Number>path("bytes_in").longValue()).isEqualTo(inputBytes);
+
+    Path archive = download(ZOE, uid);
+    unzipTest(archive);
+    assertThat(status.<Number>path("bytes_out").longValue()).isEqualTo(Files.size(archive));
+    assertThat(names(archive))
+        .contains(
+            "docs/",
+            "docs/empty/",
+            "docs/sub/",
+            "docs/a.txt",
+            "docs/sub/b.md",
+            "pics/p.jpg",
+            "note.txt");
+    try (ZipFile zipFile = new ZipFile(archive.toFile())) {
+      ZipEntry text = zipFile.getEntry("docs/a.txt");
+      assertThat(text.getMethod()).isEqualTo(ZipEntry.DEFLATED);
+      assertThat(text.getCompressedSize()).isLessThan(text.getSize() / 10);
+      assertThat(zipFile.getEntry("pics/p.jpg").getMethod()).isEqualTo(ZipEntry.STORED);
+      assertThat(new String(zipFile.getInputStream(text).readAllBytes(), StandardCharsets.UTF_8))
+          .isEqualTo(Files.readString(home.resolve("docs/a.txt")));
+      assertThat(zipFile.getInputStream(zipFile.getEntry("pics/p.jpg")).readAllBytes())
+          .isEqualTo(Files.readAllBytes(home.resolve("pics/p.jpg")));
+    }
+    // Nothing but the archive is left in the artifact folder.
+    try (var left = Files.list(data.root().resolve("artifacts/zip/" + uid))) {
+      assertThat(left.map(p -> p.getFileName().toString()).toList()).containsExactly("archive.zip");
+    }
+  }
+
+  @Test
+  void shouldRefuseBadPayloadsAndEnqueueNothing() throws Exception {
+    Files.createSymbolicLink(home.resolve("escape"), data.root().resolve("files"));
+    List<String> bad = new ArrayList<>();
+    bad.add("{}");
+    bad.add("{\"paths\": []}");
+    bad.add("{\"paths\": \"docs\"}");
+    bad.add("{\"paths\": [7]}");
+    bad.add("{\"paths\": [\"docs\"], \"colour\": \"red\"}");
+    bad.add("{\"paths\": [\"docs\"], \"level\": 10}");
+    bad.add("{\"paths\": [\"docs\"], \"name\": \"a/b.zip\"}");
+    bad.add("{\"paths\": [\"/etc\"]}");
+    bad.add("{\"paths\": [\"../bob\"]}");
+    bad.add("{\"paths\": [\"docs/../../bob\"]}");
+    bad.add("{\"paths\": [\"missing\"]}");
+    bad.add("{\"paths\": [\"escape/bob\"]}");
+    bad.add("{\"paths\": [\"docs\"], \"scope\": \"files\"}");
+    for (String body : bad) {
+      given()
+          .auth()
+          .oauth2(ZOE)
+          .contentType(ContentType.JSON)
+          .body(body)
+          .post("/api/zip")
+          .then()
+          .statusCode(400)
+          .contentType(Problem.MEDIA_TYPE);
+    }
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+  }
+
+  @Test
+  void shouldNotFollowALinkOutOfTheTreeThatAppearedAfterTheEnqueue() throws Exception {
+    Path outside = Files.createDirectories(data.root().resolve("files/yan"));
+    Files.writeString(outside.resolve("secret.txt"), "not zoe's");
+    String uid = enqueue(ZOE, "{\"paths\": [\"docs\"]}");
+    Files.createSymbolicLink(home.resolve("docs/secret.txt"), outside.resolve("secret.txt"));
+    Files.createSymbolicLink(home.resolve("docs/inside.txt"), home.resolve("note.txt"));
+
+    run();
+
+    given()
+        .auth()
+        .oauth2(ZOE)
+        .get("/api/jobs/" + uid)
+        .then()
+        .body("result.skipped_links", equalTo(1));
+    List<String> names = names(download(ZOE, uid));
+    assertThat(names).doesNotContain("docs/secret.txt").contains("docs/inside.txt");
+  }
+
+  @Test
+  void shouldFailWhenANamedPathNowLeadsOut() throws Exception {
+    String uid = enqueue(ZOE, "{\"paths\": [\"docs\"]}");
+    Trees.delete(home.resolve("docs"));
+    Files.createDirectories(data.root().resolve("files/yan"));
+    Files.createSymbolicLink(home.resolve("docs"), data.root().resolve("files/yan"));
+
+    run();
+
+    given()
+        .auth()
+        .oauth2(ZOE)
+        .get("/api/jobs/" + uid)
+        .then()
+        .body("status", equalTo("failed"))
+        .body("error", org.hamcrest.Matchers.containsString("outside your folder"));
+  }
+
+  @Test
+  void shouldLetAnAdminArchiveAnyOwnersFilesAndRemoveTheArchiveOnExpiry() throws Exception {
+    String admin = Tokens.admin("root");
+    String uid = enqueue(admin, "{\"paths\": [\"zoe/docs/sub\"]}");
+    run();
+    assertThat(names(download(admin, uid))).contains("zoe/docs/sub/b.md");
+    Path folder = data.root().resolve("artifacts/zip/" + uid);
+    assertThat(folder).isDirectory();
+
+    db.update(
+        "UPDATE jobs SET expires_at = now() - interval '1 hour' WHERE uid = ?",
+        UUID.fromString(uid));
+    zip.runOnce();
+
+    assertThat(folder).doesNotExist();
+    assertThat(db.query("SELECT uid FROM jobs WHERE uid = ?", UUID.fromString(uid))).isEmpty();
+  }
+
+  @Test
+  void shouldStoreOnlyAlreadyCompressedTypes() {
+    assertThat(ZipService.storedType("a/b/photo.JPG")).isTrue();
+    assertThat(ZipService.storedType("backup.tar.gz")).isTrue();
+    assertThat(ZipService.storedType("notes.txt")).isFalse();
+    assertThat(ZipService.storedType("README")).isFalse();
+  }
+}
