@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks. Usage: bench/run.sh engine|http
+# Benchmarks. Usage: bench/run.sh engine|http|zip
 #
 # Each suite starts its own PostgreSQL on loopback (Debian's postgresql-15 binaries; installed with
 # apt when missing), measures a reference on that same machine, then runs the benchmark and prints
@@ -9,13 +9,14 @@
 #   engine  the job engine in-process (EngineBenchmark) against pgbench inserts.
 #   http    the packaged app over HTTP: a polling/enqueue load, status GET throughput against a
 #           pgbench primary-key select, and a 1 GiB download against nginx. See docs/benchmarks.md.
+#   zip     the zip kind on a mixed 1 GiB tree against `zip -r -6` on the same tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 suite=${1:-engine}
 case "$suite" in
-  engine | http) ;;
-  *) echo "usage: bench/run.sh engine|http" >&2; exit 2 ;;
+  engine | http | zip) ;;
+  *) echo "usage: bench/run.sh engine|http|zip" >&2; exit 2 ;;
 esac
 
 # Installs Debian package $1 with apt when the executable $2 is missing.
@@ -93,6 +94,60 @@ for r in rows:
 PY
 }
 
+# Builds the app unless BENCH_SKIP_BUILD=1 and a jar exists, makes a key pair and one RS256
+# token ("$keys/token", "$token") with plain openssl, starts the packaged app (prod profile) on
+# loopback against the bench PostgreSQL with its data in "$data", and waits until it is ready.
+# Sets app_port, app_pid, base, token, keys and data; $1 names the log files. BENCH_APP_ENV adds
+# environment settings (VAR=value ...).
+start_app() {
+  if [ "${BENCH_SKIP_BUILD:-0}" != 1 ] || [ ! -f target/quarkus-app/quarkus-run.jar ]; then
+    ./mvnw -q -B package -DskipTests >"$out/$1-build.log" 2>&1 \
+      || { tail -n 80 "$out/$1-build.log" >&2; exit 1; }
+  fi
+
+  # A key pair for the app to verify tokens with, and one token signed here with plain openssl.
+  keys="$work/jwt"
+  local issuer=async-jobs-bench
+  mkdir -p "$keys"
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$keys/private.pem" 2>/dev/null
+  openssl pkey -in "$keys/private.pem" -pubout -out "$keys/public.pem"
+  b64url() { openssl base64 -A | tr '+/' '-_' | tr -d '='; }
+  local now header payload signature
+  now=$(date +%s)
+  header=$(printf '{"alg":"RS256","typ":"JWT"}' | b64url)
+  payload=$(printf '{"iss":"%s","sub":"bench-user","groups":["user"],"iat":%d,"exp":%d}' \
+    "$issuer" "$now" "$((now + 7200))" | b64url)
+  signature=$(printf '%s.%s' "$header" "$payload" | openssl dgst -sha256 -sign "$keys/private.pem" -binary | b64url)
+  printf '%s.%s.%s' "$header" "$payload" "$signature" >"$keys/token"
+  token=$(cat "$keys/token")
+
+  # The packaged app, prod profile, on loopback. BENCH_JAVA_OPTS adds JVM options (for example
+  # -XX:StartFlightRecording=filename=/tmp/app.jfr,settings=profile to profile it).
+  data="$work/data"
+  app_port=$(free_port)
+  mkdir -p "$data"
+  env QUARKUS_HTTP_HOST=127.0.0.1 QUARKUS_HTTP_PORT="$app_port" \
+    QUARKUS_DATASOURCE_JDBC_URL="$url" QUARKUS_DATASOURCE_USERNAME=postgres QUARKUS_DATASOURCE_PASSWORD= \
+    MP_JWT_VERIFY_PUBLICKEY_LOCATION="$keys/public.pem" MP_JWT_VERIFY_ISSUER="$issuer" \
+    JOBS_DATA_DIR="$data" JOBS_LOCK_MODE=postgres JOBS_LOCK_HANDOVER_GRACE=5s \
+    JOBS_SERVICES_NOOP_ENABLED=true JOBS_SERVICES_NOOP_MAX_CONCURRENT=128 \
+    JOBS_API_SIGNING_KEY="$(openssl rand -base64 32)" ${BENCH_APP_ENV:-} \
+    java ${BENCH_JAVA_OPTS:-} -jar target/quarkus-app/quarkus-run.jar >"$out/$1-app.log" 2>&1 &
+  app_pid=$!
+  started+=("$app_pid")
+  base="http://127.0.0.1:$app_port"
+  local waited=0
+  until curl -fsS "$base/q/health/ready" 2>/dev/null | grep -q '"UP"'; do
+    if ! kill -0 "$app_pid" 2>/dev/null || [ "$waited" -ge 120 ]; then
+      echo "bench: the app did not become ready; last lines of $out/$1-app.log:" >&2
+      tail -n 40 "$out/$1-app.log" >&2
+      exit 1
+    fi
+    sleep 0.5
+    waited=$((waited + 1))
+  done
+}
+
 suite_engine() {
   # Reference: one client, one INSERT of a ~200-byte row into a uuid-keyed table per transaction.
   psql_ -c "CREATE TABLE bench_ref (id uuid PRIMARY KEY, body text NOT NULL)"
@@ -156,51 +211,7 @@ suite_http() {
   local load_before
   load_before=$(cut -d' ' -f1-3 /proc/loadavg)
   rm -f "$out/http.jsonl"
-  if [ "${BENCH_SKIP_BUILD:-0}" != 1 ] || [ ! -f target/quarkus-app/quarkus-run.jar ]; then
-    ./mvnw -q -B package -DskipTests >"$out/http-build.log" 2>&1 \
-      || { tail -n 80 "$out/http-build.log" >&2; exit 1; }
-  fi
-
-  # A key pair for the app to verify tokens with, and one token signed here with plain openssl.
-  local keys="$work/jwt" issuer=async-jobs-bench
-  mkdir -p "$keys"
-  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$keys/private.pem" 2>/dev/null
-  openssl pkey -in "$keys/private.pem" -pubout -out "$keys/public.pem"
-  b64url() { openssl base64 -A | tr '+/' '-_' | tr -d '='; }
-  local now header payload signature
-  now=$(date +%s)
-  header=$(printf '{"alg":"RS256","typ":"JWT"}' | b64url)
-  payload=$(printf '{"iss":"%s","sub":"bench-user","groups":["user"],"iat":%d,"exp":%d}' \
-    "$issuer" "$now" "$((now + 7200))" | b64url)
-  signature=$(printf '%s.%s' "$header" "$payload" | openssl dgst -sha256 -sign "$keys/private.pem" -binary | b64url)
-  printf '%s.%s.%s' "$header" "$payload" "$signature" >"$keys/token"
-  local token
-  token=$(cat "$keys/token")
-
-  # The packaged app, prod profile, on loopback. BENCH_JAVA_OPTS adds JVM options (for example
-  # -XX:StartFlightRecording=filename=/tmp/app.jfr,settings=profile to profile it).
-  local app_port data="$work/data"
-  app_port=$(free_port)
-  mkdir -p "$data"
-  env QUARKUS_HTTP_HOST=127.0.0.1 QUARKUS_HTTP_PORT="$app_port" \
-    QUARKUS_DATASOURCE_JDBC_URL="$url" QUARKUS_DATASOURCE_USERNAME=postgres QUARKUS_DATASOURCE_PASSWORD= \
-    MP_JWT_VERIFY_PUBLICKEY_LOCATION="$keys/public.pem" MP_JWT_VERIFY_ISSUER="$issuer" \
-    JOBS_DATA_DIR="$data" JOBS_LOCK_MODE=postgres JOBS_LOCK_HANDOVER_GRACE=5s \
-    JOBS_SERVICES_NOOP_ENABLED=true JOBS_SERVICES_NOOP_MAX_CONCURRENT=128 \
-    JOBS_API_SIGNING_KEY="$(openssl rand -base64 32)" \
-    java ${BENCH_JAVA_OPTS:-} -jar target/quarkus-app/quarkus-run.jar >"$out/http-app.log" 2>&1 &
-  local app_pid=$!
-  started+=("$app_pid")
-  local base="http://127.0.0.1:$app_port" waited=0
-  until curl -fsS "$base/q/health/ready" 2>/dev/null | grep -q '"UP"'; do
-    if ! kill -0 "$app_pid" 2>/dev/null || [ "$waited" -ge 120 ]; then
-      echo "bench: the app did not become ready; last lines of $out/http-app.log:" >&2
-      tail -n 40 "$out/http-app.log" >&2
-      exit 1
-    fi
-    sleep 0.5
-    waited=$((waited + 1))
-  done
+  start_app http
   # CPU time the app has used so far, in clock ticks (utime + stime).
   app_ticks() { awk '{print $14 + $15}' "/proc/$app_pid/stat"; }
   local tick
@@ -379,6 +390,85 @@ PY
   echo "      latencies from when each request was due; ratio of status GET = app / pgbench; of download = app / nginx."
   echo
   print_results "$out/http.jsonl"
+}
+
+suite_zip() {
+  local mib=${BENCH_ZIP_MIB:-1024}      # size of the generated tree
+  local rounds=${BENCH_ZIP_ROUNDS:-3}   # timed runs of each archiver, alternating; the median counts
+
+  apt_need zip zip
+  apt_need unzip unzip
+  apt_need curl curl
+  apt_need openssl openssl
+  local load_before
+  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  rm -f "$out/zip.jsonl"
+  BENCH_APP_ENV="${BENCH_APP_ENV:-} JOBS_SERVICES_ZIP_JOB_TIMEOUT_SECONDS=3600" start_app zip
+  local home="$data/files/bench-user"
+  mkdir -p "$home"
+  python3 bench/make_tree.py "$home/tree" --mib "$mib" >"$out/zip-tree.txt"
+  sync
+
+  api() { curl -fsS -H "Authorization: Bearer $token" "$@"; }
+  # One archive through the service: from the POST until the status says done, in seconds.
+  ours() {
+    local t0 uid status
+    t0=$(date +%s.%N)
+    uid=$(api -X POST "$base/api/zip" -H 'Content-Type: application/json' -d '{"paths": ["tree"]}' \
+      | python3 -c 'import json, sys; print(json.load(sys.stdin)["uid"])')
+    while :; do
+      status=$(api "$base/api/jobs/$uid" | python3 -c 'import json, sys; print(json.load(sys.stdin)["status"])')
+      [ "$status" = done ] && break
+      [ "$status" = failed ] && { api "$base/api/jobs/$uid" >&2; exit 1; }
+      sleep 0.05
+    done
+    echo "$(date +%s.%N) - $t0" | bc -l >>"$work/ours.times"
+    echo "$data/artifacts/zip/$uid/archive.zip" >"$work/ours.path"
+  }
+  # The same tree with Info-ZIP's zip at level 6, from the same folder, so the entry names match.
+  reference() {
+    local t0
+    rm -f "$work/ref.zip"
+    t0=$(date +%s.%N)
+    (cd "$home" && zip -q -r -6 "$work/ref.zip" tree)
+    echo "$(date +%s.%N) - $t0" | bc -l >>"$work/ref.times"
+  }
+  apt_need bc bc
+  : >"$work/ours.times"
+  : >"$work/ref.times"
+  for _ in $(seq 1 "$rounds"); do
+    ours
+    reference
+  done
+  unzip -tq "$(cat "$work/ours.path")" >"$out/zip-unzip-t.txt"
+  unzip -tq "$work/ref.zip" >>"$out/zip-unzip-t.txt"
+
+  python3 - "$out/zip.jsonl" "$work/ours.times" "$work/ref.times" "$(cat "$work/ours.path")" "$work/ref.zip" "$mib" <<'PY'
+import json, os, statistics, sys
+path, ours_t, ref_t, ours_zip, ref_zip, mib = sys.argv[1:]
+ours = statistics.median(float(x) for x in open(ours_t).read().split())
+ref = statistics.median(float(x) for x in open(ref_t).read().split())
+ours_size, ref_size = os.path.getsize(ours_zip), os.path.getsize(ref_zip)
+rows = [
+    ("zip_r6_seconds", round(ref, 2), "s"),
+    ("service_zip_seconds", round(ours, 2), "s", round(ref / ours, 2)),
+    ("zip_r6_mib_per_s", round(int(mib) / ref, 1), "MiB/s"),
+    ("service_zip_mib_per_s", round(int(mib) / ours, 1), "MiB/s"),
+    ("zip_r6_archive_bytes", ref_size, "bytes"),
+    ("service_archive_bytes", ours_size, "bytes", round(ours_size / ref_size, 4)),
+]
+with open(path, "w") as f:
+    for row in rows:
+        r = {"measure": row[0], "value": row[1], "unit": row[2]}
+        if len(row) > 3:
+            r["ratio"] = row[3]
+        f.write(json.dumps(r) + "\n")
+PY
+  echo "Machine: $(nproc) cores shared by the app, PostgreSQL and zip. Load average before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)."
+  echo "Tree: $(cat "$out/zip-tree.txt"); $rounds timed runs of each, alternating, medians."
+  echo "Ratios: service_zip_seconds = zip time / service time (target >= 1.5); archive = service size / zip size (target within 2%)."
+  echo
+  print_results "$out/zip.jsonl"
 }
 
 "suite_$suite"
