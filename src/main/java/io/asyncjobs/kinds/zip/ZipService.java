@@ -9,6 +9,7 @@ import io.asyncjobs.files.Payloads;
 import io.asyncjobs.queue.Job;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -96,45 +97,8 @@ public class ZipService extends JobService {
     int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
     ExecutorService workers = Executors.newFixedThreadPool(threads, r -> daemon(r, job));
     try {
-      ParallelScatterZipCreator creator =
-          new ParallelScatterZipCreator(
-              workers,
-              () ->
-                  new FileBasedScatterGatherBackingStore(
-                      Files.createTempFile(folder, "scatter-", ".tmp")),
-              level);
-      for (Map.Entry<String, Path> file : plan.files.entrySet()) {
-        ZipArchiveEntry entry = new ZipArchiveEntry(file.getKey());
-        BasicFileAttributes attributes =
-            Files.readAttributes(file.getValue(), BasicFileAttributes.class);
-        entry.setSize(attributes.size());
-        entry.setLastModifiedTime(attributes.lastModifiedTime());
-        entry.setUnixMode(0100644);
-        entry.setMethod(
-            storedType(file.getKey()) ? ZipArchiveEntry.STORED : ZipArchiveEntry.DEFLATED);
-        creator.addArchiveEntry(entry, counting(file.getValue(), bytesRead));
-      }
-      // The creator's workers run on; report how much of the input they have read meanwhile.
-      workers.shutdown();
-      while (!workers.awaitTermination(200, TimeUnit.MILLISECONDS)) {
-        reportProgress(
-            plan.totalBytes == 0 ? null : Math.min(1.0, (double) bytesRead.get() / plan.totalBytes),
-            null);
-      }
-      try (ZipArchiveOutputStream out = new ZipArchiveOutputStream(partial)) {
-        out.setUseZip64(Zip64Mode.AsNeeded);
-        for (String directory : plan.directories) {
-          ZipArchiveEntry entry = new ZipArchiveEntry(directory);
-          entry.setUnixMode(040755);
-          out.putArchiveEntry(entry);
-          out.closeArchiveEntry();
-        }
-        creator.writeTo(out);
-      }
+      write(plan, partial, folder, level, workers, bytesRead);
       Artifacts.publish(partial, target);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw e;
     } finally {
       workers.shutdownNow();
       Files.deleteIfExists(partial);
@@ -157,9 +121,81 @@ public class ZipService extends JobService {
     return result;
   }
 
+  /**
+   * Writes the archive: folders first, then the stored entries copied by this thread while the
+   * workers deflate the others into their scatter files, then the deflated entries.
+   */
+  private void write(
+      Plan plan,
+      Path partial,
+      Path folder,
+      int level,
+      ExecutorService workers,
+      AtomicLong bytesRead)
+      throws Exception {
+    try (ZipArchiveOutputStream out = new ZipArchiveOutputStream(partial)) {
+      out.setUseZip64(Zip64Mode.AsNeeded);
+      ParallelScatterZipCreator creator =
+          new ParallelScatterZipCreator(
+              workers,
+              () ->
+                  new FileBasedScatterGatherBackingStore(
+                      Files.createTempFile(folder, "scatter-", ".tmp")),
+              level);
+      List<Map.Entry<String, Path>> stored = new ArrayList<>();
+      for (Map.Entry<String, Path> file : plan.files.entrySet()) {
+        if (storedType(file.getKey())) {
+          stored.add(file);
+        } else {
+          ZipArchiveEntry entry = entry(file.getKey(), file.getValue(), ZipArchiveEntry.DEFLATED);
+          creator.addArchiveEntry(entry, counting(file.getValue(), bytesRead));
+        }
+      }
+      for (String directory : plan.directories) {
+        ZipArchiveEntry entry = new ZipArchiveEntry(directory);
+        entry.setUnixMode(040755);
+        out.putArchiveEntry(entry);
+        out.closeArchiveEntry();
+      }
+      // While the workers deflate, this thread copies the stored entries straight into the
+      // archive (the file is seekable, so their sizes and checksums are patched in afterwards).
+      byte[] buffer = new byte[1 << 16];
+      for (Map.Entry<String, Path> file : stored) {
+        out.putArchiveEntry(entry(file.getKey(), file.getValue(), ZipArchiveEntry.STORED));
+        try (InputStream in = Files.newInputStream(file.getValue())) {
+          for (int n; (n = in.read(buffer)) > 0; ) {
+            out.write(buffer, 0, n);
+            bytesRead.addAndGet(n);
+          }
+        }
+        out.closeArchiveEntry();
+        if (Thread.interrupted()) {
+          throw new InterruptedException("zip interrupted");
+        }
+        reportProgress(plan.progress(bytesRead.get()), null);
+      }
+      workers.shutdown();
+      while (!workers.awaitTermination(200, TimeUnit.MILLISECONDS)) {
+        reportProgress(plan.progress(bytesRead.get()), null);
+      }
+      creator.writeTo(out);
+      out.finish();
+    }
+  }
+
   @Override
   protected void cleanup(Job job) throws IOException {
     artifacts.remove(KIND, job.uid);
+  }
+
+  private static ZipArchiveEntry entry(String name, Path file, int method) throws IOException {
+    BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
+    ZipArchiveEntry entry = new ZipArchiveEntry(name);
+    entry.setSize(attributes.size());
+    entry.setLastModifiedTime(attributes.lastModifiedTime());
+    entry.setUnixMode(0100644);
+    entry.setMethod(method);
+    return entry;
   }
 
   /** Whether a file of this name is stored rather than deflated. */
@@ -214,6 +250,10 @@ public class ZipService extends JobService {
     final Set<String> seenDirectories = new java.util.HashSet<>();
     long totalBytes;
     int skippedLinks;
+
+    Double progress(long read) {
+      return totalBytes == 0 ? null : Math.min(1.0, (double) read / totalBytes);
+    }
 
     Plan(FileScope scope) {
       this.scope = scope;
