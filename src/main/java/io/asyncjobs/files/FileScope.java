@@ -46,7 +46,9 @@ public record FileScope(Path root, String relative) {
   public static FileScope fromPayload(Path root, Object stored) {
     if (!(stored instanceof String text)
         || !(text.equals(FILES) || text.startsWith(FILES + "/"))
-        || text.contains("..")) {
+        || text.endsWith("/")
+        || java.util.Arrays.stream(text.split("/", -1))
+            .anyMatch(part -> part.isEmpty() || part.equals(".") || part.equals(".."))) {
       throw new PathRefusedException("the job names no valid file scope: " + stored);
     }
     return new FileScope(root, text);

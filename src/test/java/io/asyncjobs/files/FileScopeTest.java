@@ -80,7 +80,13 @@ class FileScopeTest {
   void shouldOnlyTrustScopesUnderFilesFromAPayload() {
     assertThat(FileScope.fromPayload(root, "files/alice").base())
         .isEqualTo(root.resolve("files/alice"));
-    for (Object bad : new Object[] {null, "artifacts", "files/../artifacts", 7, "/files"}) {
+    // An owner id with two dots inside it is a plain name, and its scope must survive the trip.
+    FileScope dotted = FileScope.ofOwner(root, "john..doe");
+    assertThat(FileScope.fromPayload(root, dotted.relative()).base()).isEqualTo(dotted.base());
+    for (Object bad :
+        new Object[] {
+          null, "artifacts", "files/../artifacts", "files/..", "files//x", 7, "/files"
+        }) {
       assertThatThrownBy(() -> FileScope.fromPayload(root, bad))
           .isInstanceOf(PathRefusedException.class);
     }
