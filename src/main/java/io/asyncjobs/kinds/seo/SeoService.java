@@ -1,0 +1,200 @@
+package io.asyncjobs.kinds.seo;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.asyncjobs.engine.JobService;
+import io.asyncjobs.files.Artifacts;
+import io.asyncjobs.files.FileScope;
+import io.asyncjobs.files.FileScopes;
+import io.asyncjobs.files.Payloads;
+import io.asyncjobs.kinds.seo.SeoAudit.PageFacts;
+import io.asyncjobs.kinds.seo.SeoAudit.PageReport;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.time.Clock;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.io.BufferedOutputStream;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.OutputStream;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipOutputStream;
+import org.jsoup.Jsoup;
+import org.jsoup.nodes.Document;
+
+/**
+ * The {@code seo} kind: audits a folder of HTML pages in the caller's scope (titles, meta
+ * descriptions, headings, image alt texts, canonical URLs, noindex, broken internal links and
+ * anchors), scores each page and the site, and leaves one zip of {@code report.json}, {@code
+ * report.csv} and, when the payload gives a {@code base_url}, a {@code sitemap.xml}.
+ */
+@ApplicationScoped
+public class SeoService extends JobService {
+
+  /** This kind's name. */
+  public static final String KIND = "seo";
+
+  /** The payload key of the optional base URL the site is published under. */
+  public static final String BASE_URL = "base_url";
+
+  /** Longest base URL a payload may give. */
+  public static final int MAX_BASE_URL_LENGTH = 2000;
+
+  /** The payload keys a caller may send. */
+  static final Set<String> KEYS = Set.of(SiteFiles.SITE, BASE_URL);
+
+  /** The artifact's file name inside the job's artifact folder. */
+  static final String ARTIFACT = "seo-report.zip";
+
+  private final FileScopes scopes;
+  private final Artifacts artifacts;
+  private final ObjectMapper json;
+  private final Clock clock;
+
+  SeoService(FileScopes scopes, Artifacts artifacts, ObjectMapper json, Clock clock) {
+    this.scopes = scopes;
+    this.artifacts = artifacts;
+    this.json = json;
+    this.clock = clock;
+  }
+
+  @Override
+  public String kind() {
+    return KIND;
+  }
+
+  @Override
+  public String title() {
+    return "SEO audit";
+  }
+
+  /**
+   * Checks a payload at enqueue: known keys only, a {@code site} folder inside the scope, and a
+   * well-formed {@code base_url} when given.
+   *
+   * @throws IllegalArgumentException (a {@link io.asyncjobs.files.PathRefusedException} for a path
+   *     leading out) naming the first problem
+   */
+  static void validate(FileScope scope, Map<String, Object> payload) {
+    Payloads.allowOnly(payload, KEYS);
+    SiteFiles.requireSite(scope, payload);
+    baseUrl(payload);
+  }
+
+  /** The payload's base URL, normalized, or null when absent. */
+  static URI baseUrl(Map<String, Object> payload) {
+    return Payloads.optionalString(payload, BASE_URL, MAX_BASE_URL_LENGTH)
+        .map(SiteUrls::parseBase)
+        .orElse(null);
+  }
+
+  @Override
+  protected Map<String, Object> process(Job job) throws Exception {
+    FileScope scope = scopes.forJob(job);
+    Path site = SiteFiles.requireSite(scope, job.payload);
+    SiteUrls urls = new SiteUrls(baseUrl(job.payload));
+    SiteFiles files = SiteFiles.scan(scope, site);
+
+    List<SiteFiles.Page> pages = files.pages();
+    List<PageFacts> facts = new ArrayList<>(pages.size());
+    Set<String> unparsed = new HashSet<>(files.tooLarge());
+    long bytesIn = 0;
+    int done = 0;
+    for (SiteFiles.Page page : pages) {
+      if (Thread.currentThread().isInterrupted()) {
+        throw new InterruptedIOException("interrupted while auditing " + page.path());
+      }
+      byte[] bytes = files.read(page);
+      if (bytes == null) {
+        // It led out of the scope or vanished since the listing: not audited.
+        unparsed.add(page.path());
+      } else {
+        bytesIn += bytes.length;
+        Document doc = Jsoup.parse(new ByteArrayInputStream(bytes), null, "");
+        facts.add(SeoAudit.facts(page.path(), bytes.length, page.modified(), doc));
+      }
+      // The last tenth is the cross-page checks and the zip.
+      done++;
+      reportProgress(0.9 * done / pages.size(), (long) facts.size());
+    }
+
+    List<PageReport> reports = SeoAudit.audit(facts, files::lookup, unparsed, urls);
+    Instant now = clock.now();
+    String siteName = (String) job.payload.get(SiteFiles.SITE);
+
+    Map<String, byte[]> sitemapFiles = new LinkedHashMap<>();
+    Map<String, Object> sitemap = new LinkedHashMap<>();
+    int sitemapUrls = 0;
+    if (urls.base() != null) {
+      List<SeoReports.SitemapUrl> listed = SeoReports.sitemapUrls(reports, urls);
+      sitemapUrls = listed.size();
+      if (listed.size() <= SeoReports.SITEMAP_MAX_URLS) {
+        sitemapFiles.put("sitemap.xml", SeoReports.urlset(listed));
+      } else {
+        List<String> locs = new ArrayList<>();
+        for (int from = 0, n = 1; from < listed.size(); from += SeoReports.SITEMAP_MAX_URLS, n++) {
+          String name = "sitemap-" + n + ".xml";
+          int to = Math.min(listed.size(), from + SeoReports.SITEMAP_MAX_URLS);
+          sitemapFiles.put(name, SeoReports.urlset(listed.subList(from, to)));
+          locs.add(urls.base() + name);
+        }
+        sitemapFiles.put("sitemap.xml", SeoReports.sitemapIndex(locs, now));
+      }
+      sitemap.put("files", List.copyOf(sitemapFiles.keySet()));
+      sitemap.put("urls", sitemapUrls);
+    } else {
+      sitemap.put("files", List.of());
+      sitemap.put("urls", 0);
+      sitemap.put(
+          "note", "no sitemap.xml: a sitemap lists absolute URLs; give base_url to get one");
+    }
+
+    Map<String, Object> report = SeoReports.json(siteName, urls, reports, files, sitemap, now);
+    Path target = artifacts.folder(KIND, job.uid).resolve(ARTIFACT);
+    Path partial = Artifacts.partial(target);
+    try (OutputStream file = new BufferedOutputStream(Files.newOutputStream(partial), 1 << 16);
+        ZipOutputStream zip = new ZipOutputStream(file)) {
+      entry(zip, "report.json", json.writerWithDefaultPrettyPrinter().writeValueAsBytes(report));
+      entry(zip, "report.csv", SeoReports.csv(reports));
+      for (Map.Entry<String, byte[]> e : sitemapFiles.entrySet()) {
+        entry(zip, e.getKey(), e.getValue());
+      }
+    }
+    Artifacts.publish(partial, target);
+    reportProgress(1.0, (long) reports.size());
+
+    Map<String, Object> result = new LinkedHashMap<>();
+    result.put(RESULT_FILE, artifacts.relative(target));
+    result.put("pages", reports.size());
+    result.put("site_score", SeoAudit.siteScore(reports));
+    result.put("issues", SeoReports.issueCounts(reports));
+    result.put("sitemap", urls.base() != null);
+    result.put("sitemap_urls", sitemapUrls);
+    result.put("links_skipped", files.linksSkipped());
+    result.put("pages_too_large", files.tooLarge().size());
+    result.put("item_count", reports.size());
+    result.put("bytes_in", bytesIn);
+    result.put("bytes_out", Files.size(target));
+    return result;
+  }
+
+  private static void entry(ZipOutputStream zip, String name, byte[] content) throws IOException {
+    zip.putNextEntry(new ZipEntry(name));
+    zip.write(content);
+    zip.closeEntry();
+  }
+
+  @Override
+  protected void cleanup(Job job) throws IOException {
+    artifacts.remove(KIND, job.uid);
+  }
+}

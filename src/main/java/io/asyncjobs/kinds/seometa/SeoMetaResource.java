@@ -1,0 +1,115 @@
+package io.asyncjobs.kinds.seometa;
+
+import io.asyncjobs.api.EnqueuedView;
+import io.asyncjobs.api.Enqueuer;
+import io.asyncjobs.api.ProblemException;
+import io.asyncjobs.auth.Caller;
+import io.asyncjobs.files.FileScope;
+import io.asyncjobs.files.FileScopes;
+import io.asyncjobs.kinds.seo.SiteFiles;
+import io.quarkus.security.Authenticated;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
+/**
+ * {@code POST /api/seo_meta}: enqueues the derivation of titles, meta descriptions and Open Graph
+ * tags for a folder of HTML pages in the caller's folder; any authenticated caller may, for its own
+ * files (an admin for any under {@code files/}).
+ */
+@Path("/api/seo_meta")
+@Authenticated
+@Tag(name = "kinds", description = "Enqueue a job of one kind")
+@SecurityRequirement(name = "bearer")
+public class SeoMetaResource {
+
+  private final Enqueuer enqueuer;
+  private final Caller caller;
+  private final FileScopes scopes;
+
+  SeoMetaResource(Enqueuer enqueuer, Caller caller, FileScopes scopes) {
+    this.enqueuer = enqueuer;
+    this.caller = caller;
+    this.scopes = scopes;
+  }
+
+  /**
+   * Checks the payload, records the caller's file scope in it and enqueues the job.
+   *
+   * @param idempotencyKey the {@code Idempotency-Key} header, or null
+   * @param payload {@code {site, write_copies?}}
+   * @return 202 with {@code Location}
+   */
+  @POST
+  @Consumes(MediaType.APPLICATION_JSON)
+  @Produces(MediaType.APPLICATION_JSON)
+  @Operation(
+      summary = "Enqueue meta tag proposals",
+      description =
+          "Proposes for every .html/.htm page under site (a folder relative to your own folder)"
+              + " a title (at most 60 characters), a meta description (at most 155), og:title"
+              + " and og:description. The result is meta.json; with write_copies a zip of"
+              + " meta.json and patched copies. The pages themselves are never changed.")
+  @RequestBody(
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              examples =
+                  @ExampleObject(
+                      name = "with patched copies",
+                      value = "{\"site\": \"www\", \"write_copies\": true}")))
+  @APIResponse(
+      responseCode = "202",
+      description = "Enqueued; follow Location or status_url",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = EnqueuedView.class)))
+  @APIResponse(responseCode = "400", ref = "malformed")
+  @APIResponse(responseCode = "401", ref = "unauthenticated")
+  @APIResponse(responseCode = "404", ref = "notFound")
+  @APIResponse(responseCode = "413", ref = "tooLarge")
+  @APIResponse(responseCode = "415", ref = "unsupportedMediaType")
+  @APIResponse(responseCode = "422", ref = "idempotencyKeyReused")
+  public Response enqueue(
+      @Parameter(description = "the same key from the same caller returns the first job")
+          @HeaderParam(Enqueuer.IDEMPOTENCY_KEY)
+          String idempotencyKey,
+      Map<String, Object> payload) {
+    enqueuer.requireEnabled(SeoMetaService.KIND);
+    if (payload == null) {
+      throw ProblemException.badRequest(
+          "the body must be a JSON object, for example {\"site\": \"www\"}");
+    }
+    FileScope scope = scopes.forCaller(caller);
+    boolean copies;
+    try {
+      copies = SeoMetaService.validate(scope, payload);
+    } catch (IllegalArgumentException e) {
+      throw ProblemException.badRequest(e.getMessage());
+    }
+    Map<String, Object> stored = new LinkedHashMap<>(payload);
+    stored.put(FileScope.PAYLOAD_KEY, scope.relative());
+    return enqueuer.accept(
+        caller,
+        SeoMetaService.KIND,
+        stored,
+        SiteFiles.preferredName(payload, copies ? "-meta.zip" : "-meta.json"),
+        idempotencyKey);
+  }
+}
