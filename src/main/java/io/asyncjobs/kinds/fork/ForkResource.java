@@ -1,0 +1,121 @@
+package io.asyncjobs.kinds.fork;
+
+import io.asyncjobs.api.EnqueuedView;
+import io.asyncjobs.api.Enqueuer;
+import io.asyncjobs.api.ProblemException;
+import io.asyncjobs.auth.Caller;
+import io.asyncjobs.files.FileScope;
+import io.asyncjobs.files.FileScopes;
+import io.asyncjobs.files.Payloads;
+import io.quarkus.security.Authenticated;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
+/**
+ * {@code POST /api/fork}: enqueues the copy of a folder to a new folder. Any authenticated caller
+ * may, within its own tree (an admin's is all of {@code files/}). A target that exists already is a
+ * 409; every other problem with the payload is a 400, and nothing is enqueued.
+ */
+@Path("/api/fork")
+@Authenticated
+@Tag(name = "kinds", description = "Enqueue a job of one kind")
+@SecurityRequirement(name = "bearer")
+public class ForkResource {
+
+  /** The payload keys a caller may send. */
+  static final Set<String> KEYS = Set.of("source", "target");
+
+  /** Longest path a payload may name. */
+  static final int MAX_PATH = 4096;
+
+  private final Enqueuer enqueuer;
+  private final Caller caller;
+  private final FileScopes scopes;
+
+  ForkResource(Enqueuer enqueuer, Caller caller, FileScopes scopes) {
+    this.enqueuer = enqueuer;
+    this.caller = caller;
+    this.scopes = scopes;
+  }
+
+  /**
+   * Checks the payload and enqueues the fork.
+   *
+   * @param idempotencyKey the optional {@code Idempotency-Key} header
+   * @param payload {@code {source, target}}
+   * @return 202 with {@code Location} and the job's links
+   */
+  @POST
+  @Consumes(MediaType.APPLICATION_JSON)
+  @Produces(MediaType.APPLICATION_JSON)
+  @Operation(
+      summary = "Enqueue a folder fork",
+      description =
+          "Copies a folder of your tree to a new folder (times and permissions kept), under a"
+              + " temporary name first and renamed when complete. The new folder is yours to keep:"
+              + " it outlives the job. Answers 202 with Location at once.")
+  @RequestBody(
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              examples =
+                  @ExampleObject(
+                      name = "fork",
+                      value = "{\"source\": \"site\", \"target\": \"drafts/site-2\"}")))
+  @APIResponse(
+      responseCode = "202",
+      description = "Enqueued; follow Location or status_url",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = EnqueuedView.class)))
+  @APIResponse(responseCode = "400", ref = "malformed")
+  @APIResponse(responseCode = "401", ref = "unauthenticated")
+  @APIResponse(responseCode = "404", ref = "notFound")
+  @APIResponse(responseCode = "409", description = "The target exists (type target-exists)")
+  @APIResponse(responseCode = "413", ref = "tooLarge")
+  @APIResponse(responseCode = "415", ref = "unsupportedMediaType")
+  @APIResponse(responseCode = "422", ref = "idempotencyKeyReused")
+  public Response enqueue(
+      @Parameter(description = "the same key from the same caller returns the first job")
+          @HeaderParam(Enqueuer.IDEMPOTENCY_KEY)
+          String idempotencyKey,
+      Map<String, Object> payload) {
+    enqueuer.requireEnabled(ForkService.KIND);
+    if (payload == null) {
+      throw ProblemException.badRequest(
+          "the body must be a JSON object, for example {\"source\": \"a\", \"target\": \"b\"}");
+    }
+    Map<String, Object> stored = new LinkedHashMap<>(payload);
+    try {
+      Payloads.allowOnly(payload, KEYS);
+      String source = Payloads.string(payload, "source", MAX_PATH);
+      String target = Payloads.string(payload, "target", MAX_PATH);
+      FileScope scope = scopes.forCaller(caller);
+      ForkService.plan(scope, source, target);
+      stored.put(FileScope.PAYLOAD_KEY, scope.relative());
+    } catch (ForkService.TargetExistsException e) {
+      throw ProblemException.conflict("target-exists", "Target exists", e.getMessage());
+    } catch (IllegalArgumentException e) { // PathRefusedException included
+      throw ProblemException.badRequest(e.getMessage());
+    }
+    return enqueuer.accept(caller, ForkService.KIND, stored, null, idempotencyKey);
+  }
+}

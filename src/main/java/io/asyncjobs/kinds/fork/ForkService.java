@@ -1,0 +1,495 @@
+package io.asyncjobs.kinds.fork;
+
+import io.asyncjobs.engine.JobService;
+import io.asyncjobs.files.FileScope;
+import io.asyncjobs.files.FileScopes;
+import io.asyncjobs.files.PathRefusedException;
+import io.asyncjobs.files.Trees;
+import io.asyncjobs.queue.Job;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystemException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributeView;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * The {@code fork} kind: copies a folder of the caller's tree to a new folder in the same tree.
+ *
+ * <p>The copy is made under a temporary name next to the target ({@code .fork-<uid>.partial}) and
+ * renamed to the target in one step when complete, so the target either does not exist or holds the
+ * whole copy. Files keep their modification times and permissions, folders too (set once their
+ * contents are in place). A link inside the source is copied as a link when it leads somewhere
+ * inside the caller's folder, from the copy as from the source; any other link is skipped and
+ * counted. Sockets, pipes and devices are skipped and counted.
+ *
+ * <p>The fork is durable: it is the caller's folder, not an artifact. When the job expires, {@link
+ * #cleanup} removes only a temporary folder that a failed or interrupted fork left behind; the
+ * finished target is never touched.
+ */
+@ApplicationScoped
+public class ForkService extends JobService {
+
+  /** This kind's name. */
+  public static final String KIND = "fork";
+
+  /** Bytes copied between two checks for interruption and two progress reports. */
+  private static final long CHUNK = 8L << 20;
+
+  private final FileScopes scopes;
+
+  ForkService(FileScopes scopes) {
+    this.scopes = scopes;
+  }
+
+  @Override
+  public String kind() {
+    return KIND;
+  }
+
+  @Override
+  public String title() {
+    return "Folder fork (copy)";
+  }
+
+  /** The target exists: a 409 at enqueue, a failed job in {@code process}. */
+  public static class TargetExistsException extends IllegalStateException {
+
+    /** The target, as the caller named it, exists. */
+    public TargetExistsException(String target) {
+      super("the target \"" + target + "\" already exists; a fork never replaces anything");
+    }
+  }
+
+  /**
+   * The two folders of a fork, resolved in the caller's scope and checked.
+   *
+   * @param source the folder to copy
+   * @param target the folder to create
+   */
+  public record Plan(Path source, Path target) {}
+
+  /**
+   * Resolves and checks a fork's folders, at enqueue and again in {@code process}: the source is an
+   * existing folder, the target does not exist, is not the source or inside it (also through a
+   * link), and its nearest existing parent is a folder, so the missing ones can be created.
+   *
+   * @throws PathRefusedException when a path is absolute, malformed or leads outside the scope
+   * @throws IllegalArgumentException naming any other problem
+   * @throws TargetExistsException when the target exists
+   */
+  public static Plan plan(FileScope scope, String source, String target) {
+    Path src = scope.resolve(source);
+    if (!Files.isDirectory(src)) {
+      throw new IllegalArgumentException(
+          "source must name an existing folder in your tree; \""
+              + source
+              + (Files.exists(src) ? "\" is not a folder" : "\" does not exist"));
+    }
+    Path tgt = scope.resolve(target);
+    Path existing = tgt;
+    while (!Files.exists(existing, LinkOption.NOFOLLOW_LINKS)) {
+      existing =
+          existing.getParent(); // resolve() has checked that a parent inside the scope exists
+    }
+    try {
+      Path realSource = src.toRealPath();
+      Path realTarget = existing.toRealPath().resolve(existing.relativize(tgt).toString());
+      if (tgt.startsWith(src) || realTarget.startsWith(realSource)) {
+        throw new IllegalArgumentException(
+            "the target \""
+                + target
+                + "\" is the source or inside it; fork to a new folder elsewhere");
+      }
+    } catch (IOException e) {
+      throw new IllegalArgumentException(
+          "\"" + source + "\" or \"" + target + "\" changed while being checked; try again");
+    }
+    if (existing.equals(tgt)) {
+      throw new TargetExistsException(target);
+    }
+    if (!Files.isDirectory(existing)) {
+      throw new IllegalArgumentException(
+          "the target \""
+              + target
+              + "\" cannot be created: \""
+              + scope.nameOf(existing)
+              + "\" is a file");
+    }
+    return new Plan(src, tgt);
+  }
+
+  /** Where a job copies before the rename: a hidden sibling of the target named after the job. */
+  static Path temporary(Path target, UUID uid) {
+    return target.resolveSibling(".fork-" + uid + ".partial");
+  }
+
+  /** What the copy did so far. */
+  private static final class Copy {
+    long totalBytes;
+    long totalFiles;
+    long bytes;
+    long files;
+    long folders;
+    long links;
+    long skippedLinks;
+    long skippedOther;
+    FileTime rootModified;
+    final List<Path> copiedLinks = new ArrayList<>();
+  }
+
+  @Override
+  protected Map<String, Object> process(Job job) throws Exception {
+    FileScope scope = scopes.forJob(job);
+    String source = (String) job.payload.get("source");
+    String target = (String) job.payload.get("target");
+    Plan plan = plan(scope, source, target);
+    Path src = plan.source();
+    Path tgt = plan.target();
+    Path temp = temporary(tgt, job.uid);
+    Path from = src;
+    Copy copy = new Copy();
+    try {
+      // The source may itself be a link (inside the scope): copy what it leads to.
+      from = Files.isSymbolicLink(src) ? src.toRealPath() : src;
+      Path parent = Files.createDirectories(tgt.getParent());
+      if (!scope.contains(parent)) {
+        throw new PathRefusedException("\"" + target + "\" leads outside your folder");
+      }
+      removeTree(temp); // left by an earlier attempt that crashed
+      try {
+        measure(from, copy);
+        copyTree(scope, from, temp, copy);
+        dropLinksLeadingOut(scope, copy);
+        publish(temp, tgt, target);
+      } catch (Throwable e) {
+        try {
+          removeTree(temp);
+        } catch (IOException | RuntimeException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        throw e;
+      }
+    } catch (FileSystemException e) {
+      // Its message holds absolute paths; the caller sees its own names instead.
+      throw new IOException(describe(e, from, source, temp, target), e);
+    }
+    if (copy.rootModified != null) {
+      // Renaming can touch the folder's own time on some file systems; set it once more.
+      try {
+        Files.getFileAttributeView(tgt, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+            .setTimes(copy.rootModified, null, null);
+      } catch (IOException e) {
+        // The fork is complete; a time that could not be set again does not undo it.
+      }
+    }
+    reportProgress(1.0, copy.files);
+
+    Map<String, Object> result = new LinkedHashMap<>();
+    result.put("target", scope.nameOf(tgt));
+    result.put("files", copy.files);
+    result.put("folders", copy.folders);
+    result.put("links", copy.links);
+    result.put("bytes", copy.bytes);
+    result.put("skipped_links", copy.skippedLinks);
+    result.put("skipped_other", copy.skippedOther);
+    result.put("item_count", copy.files);
+    result.put("bytes_in", copy.bytes);
+    result.put("bytes_out", copy.bytes);
+    return result;
+  }
+
+  /**
+   * Renames the complete copy to the target in one step. A target that exists by now, even an empty
+   * folder (which a plain rename would silently replace), fails the fork and stays as it is; the
+   * copy is left for the caller to remove.
+   *
+   * @param target the target as the caller named it, for the error
+   * @throws TargetExistsException when the target exists
+   */
+  static void publish(Path temp, Path tgt, String target) throws IOException {
+    if (Files.exists(tgt, LinkOption.NOFOLLOW_LINKS)) {
+      throw new TargetExistsException(target);
+    }
+    try {
+      Files.move(temp, tgt, StandardCopyOption.ATOMIC_MOVE);
+    } catch (FileSystemException e) {
+      if (Files.exists(tgt, LinkOption.NOFOLLOW_LINKS)) {
+        // Something took the name between the check and the rename: the rename refuses a file
+        // or a folder with contents (ENOTDIR, ENOTEMPTY).
+        throw new TargetExistsException(target);
+      }
+      throw e;
+    }
+  }
+
+  /** Counts the files and bytes to copy, for the progress fraction. */
+  private static void measure(Path from, Copy copy) throws IOException {
+    Files.walkFileTree(
+        from,
+        new SimpleFileVisitor<>() {
+          @Override
+          public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs)
+              throws IOException {
+            checkInterrupted();
+            return FileVisitResult.CONTINUE;
+          }
+
+          @Override
+          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+            if (attrs.isRegularFile()) {
+              copy.totalFiles++;
+              copy.totalBytes += attrs.size();
+            }
+            return FileVisitResult.CONTINUE;
+          }
+
+          @Override
+          public FileVisitResult visitFileFailed(Path file, IOException e) {
+            return FileVisitResult.CONTINUE; // the copy itself reports what it cannot read
+          }
+        });
+  }
+
+  /** Copies {@code from} to {@code temp}, which must not exist, never following a link. */
+  private void copyTree(FileScope scope, Path from, Path temp, Copy copy) throws IOException {
+    Files.walkFileTree(
+        from,
+        new SimpleFileVisitor<>() {
+          @Override
+          public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs)
+              throws IOException {
+            checkInterrupted();
+            Files.createDirectory(temp.resolve(from.relativize(dir)));
+            copy.folders++;
+            return FileVisitResult.CONTINUE;
+          }
+
+          @Override
+          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
+              throws IOException {
+            Path dest = temp.resolve(from.relativize(file));
+            if (attrs.isSymbolicLink()) {
+              if (scope.contains(file)) {
+                Files.createSymbolicLink(dest, Files.readSymbolicLink(file));
+                copy.copiedLinks.add(dest);
+                copy.links++;
+              } else {
+                copy.skippedLinks++; // leads out of the caller's folder, or nowhere
+              }
+            } else if (attrs.isRegularFile()) {
+              copyFile(file, dest, attrs, copy);
+            } else {
+              copy.skippedOther++;
+            }
+            return FileVisitResult.CONTINUE;
+          }
+
+          @Override
+          public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+            if (e instanceof NoSuchFileException) {
+              return FileVisitResult.CONTINUE; // removed while we copy
+            }
+            throw e;
+          }
+
+          @Override
+          public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+            if (e != null) {
+              throw e;
+            }
+            Path dest = temp.resolve(from.relativize(dir));
+            BasicFileAttributes attrs =
+                Files.readAttributes(dir, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            copyAttributes(dir, dest, attrs);
+            if (dir.equals(from)) {
+              copy.rootModified = attrs.lastModifiedTime();
+            }
+            return FileVisitResult.CONTINUE;
+          }
+        });
+  }
+
+  /** Copies one file in chunks, so a long copy can be interrupted and reports its progress. */
+  private void copyFile(Path file, Path dest, BasicFileAttributes attrs, Copy copy)
+      throws IOException {
+    try (FileChannel in =
+            FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+        FileChannel out =
+            FileChannel.open(dest, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+      long size = in.size();
+      long position = 0;
+      while (position < size) {
+        checkInterrupted();
+        long moved = in.transferTo(position, Math.min(CHUNK, size - position), out);
+        if (moved <= 0) {
+          break; // the file shrank while we copied it
+        }
+        position += moved;
+        copy.bytes += moved;
+        reportCopyProgress(copy);
+      }
+    }
+    copyAttributes(file, dest, attrs);
+    copy.files++;
+    reportCopyProgress(copy);
+  }
+
+  private void reportCopyProgress(Copy copy) {
+    double fraction =
+        copy.totalBytes > 0
+            ? (double) copy.bytes / copy.totalBytes
+            : copy.totalFiles > 0 ? (double) copy.files / copy.totalFiles : 0;
+    reportProgress(Math.min(1.0, fraction), copy.files);
+  }
+
+  /** Gives {@code dest} the permissions and times of {@code source}. */
+  private static void copyAttributes(Path source, Path dest, BasicFileAttributes attrs)
+      throws IOException {
+    PosixFileAttributeView posix =
+        Files.getFileAttributeView(source, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
+    if (posix != null) {
+      Files.setPosixFilePermissions(dest, posix.readAttributes().permissions());
+    }
+    Files.getFileAttributeView(dest, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+        .setTimes(attrs.lastModifiedTime(), attrs.lastAccessTime(), null);
+  }
+
+  /**
+   * A relative link can lead elsewhere from the copy than from the source. Once everything is in
+   * place, each copied link must still lead inside the caller's folder; one that does not (or leads
+   * nowhere) is removed and counted as skipped.
+   */
+  private static void dropLinksLeadingOut(FileScope scope, Copy copy) throws IOException {
+    for (Path link : copy.copiedLinks) {
+      if (!scope.contains(link)) {
+        Files.delete(link);
+        copy.links--;
+        copy.skippedLinks++;
+      }
+    }
+  }
+
+  /**
+   * The message of a failed file operation, with the paths as the caller names them: never where
+   * the data directory sits on the volume.
+   */
+  private static String describe(
+      FileSystemException e, Path from, String source, Path temp, String target) {
+    String what = e.getReason() != null ? e.getReason() : e.getClass().getSimpleName();
+    String file =
+        e.getFile() == null ? null : shown(Path.of(e.getFile()), from, source, temp, target);
+    return file == null ? "the copy failed: " + what : "the copy failed at " + file + ": " + what;
+  }
+
+  private static String shown(Path path, Path from, String source, Path temp, String target) {
+    if (path.startsWith(temp)) {
+      return join(target, temp.relativize(path));
+    }
+    if (path.startsWith(from)) {
+      return join(source, from.relativize(path));
+    }
+    return path.getFileName() == null ? "?" : path.getFileName().toString();
+  }
+
+  private static String join(String base, Path rest) {
+    String tail = rest.toString();
+    return tail.isEmpty() ? base : base + "/" + tail;
+  }
+
+  private static void checkInterrupted() throws IOException {
+    if (Thread.currentThread().isInterrupted()) {
+      throw new InterruptedIOException("the fork was stopped");
+    }
+  }
+
+  /**
+   * Removes what a failed or interrupted fork left: its temporary folder next to the target. The
+   * target itself, the durable result of a finished fork, is never removed; nor is anything when
+   * the job's paths no longer lead inside the caller's folder.
+   */
+  @Override
+  protected void cleanup(Job job) throws IOException {
+    FileScope scope;
+    try {
+      scope = scopes.forJob(job);
+    } catch (PathRefusedException e) {
+      return;
+    }
+    if (!(job.payload.get("target") instanceof String target)) {
+      return;
+    }
+    Path base = scope.base();
+    Path tgt;
+    try {
+      tgt = base.resolve(target).normalize();
+    } catch (InvalidPathException e) {
+      return;
+    }
+    if (!tgt.startsWith(base) || tgt.equals(base)) {
+      return;
+    }
+    Path temp = temporary(tgt, job.uid);
+    if (Files.isDirectory(temp, LinkOption.NOFOLLOW_LINKS) && scope.contains(temp.getParent())) {
+      removeTree(temp);
+    }
+  }
+
+  /**
+   * Deletes a temporary copy, first giving its owner access to each folder in it: a copied
+   * read-only folder could not be emptied otherwise. Links are removed, never followed.
+   */
+  static void removeTree(Path root) throws IOException {
+    if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    makeOwnerAccessible(root);
+    Trees.delete(root);
+  }
+
+  private static final Set<PosixFilePermission> OWNER_ALL =
+      Set.of(
+          PosixFilePermission.OWNER_READ,
+          PosixFilePermission.OWNER_WRITE,
+          PosixFilePermission.OWNER_EXECUTE);
+
+  private static void makeOwnerAccessible(Path dir) throws IOException {
+    if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    PosixFileAttributeView view =
+        Files.getFileAttributeView(dir, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
+    if (view != null) {
+      Set<PosixFilePermission> permissions = new HashSet<>(view.readAttributes().permissions());
+      if (permissions.addAll(OWNER_ALL)) {
+        view.setPermissions(permissions);
+      }
+    }
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+      for (Path entry : entries) {
+        makeOwnerAccessible(entry);
+      }
+    }
+  }
+}

@@ -1,0 +1,335 @@
+package io.asyncjobs.kinds.fork;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.asyncjobs.files.Trees;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.storage.DataDirectory;
+import io.asyncjobs.testing.Database;
+import io.asyncjobs.testing.TestClock;
+import io.asyncjobs.testing.Tokens;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.response.Response;
+import jakarta.inject.Inject;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Fork end to end: enqueue over HTTP, run the engine, look at the folders a caller sees. */
+@QuarkusTest
+class ForkServiceTest {
+
+  @Inject ForkService service;
+  @Inject JobQueue queue;
+  @Inject DataDirectory data;
+  @Inject TestClock clock;
+  @Inject Database db;
+
+  String owner;
+  String token;
+  Path base;
+  Path outside;
+
+  @BeforeEach
+  void freshOwner() throws Exception {
+    owner = "fk-" + UUID.randomUUID().toString().substring(0, 8);
+    token = Tokens.user(owner);
+    base = Files.createDirectories(data.root().resolve("files").resolve(owner));
+    outside = Files.createDirectories(data.root().resolve("outside-" + owner));
+    Files.writeString(outside.resolve("secret.txt"), "not yours");
+  }
+
+  @AfterEach
+  void settle() throws Exception {
+    clock.reset();
+    run();
+    Trees.delete(outside);
+  }
+
+  Path write(String name, String content) throws Exception {
+    Path file = base.resolve(name);
+    Files.createDirectories(file.getParent());
+    return Files.writeString(file, content);
+  }
+
+  UUID enqueue(String source, String target) {
+    String uid =
+        given()
+            .auth()
+            .oauth2(token)
+            .contentType(ContentType.JSON)
+            .body(Map.of("source", source, "target", target))
+            .post("/api/fork")
+            .then()
+            .statusCode(202)
+            .extract()
+            .path("uid");
+    return UUID.fromString(uid);
+  }
+
+  /** Runs the engine until no fork job is left pending or running. */
+  void run() throws Exception {
+    for (int round = 0; round < 20; round++) {
+      service.runOnce();
+      if (unfinished() == 0) {
+        return;
+      }
+      assertThat(service.awaitTasks(Duration.ofSeconds(60))).isTrue();
+    }
+    assertThat(unfinished()).as("fork jobs still unfinished").isZero();
+  }
+
+  long unfinished() {
+    return (Long)
+        db.query(
+                "SELECT count(*) AS n FROM jobs WHERE kind = 'fork'"
+                    + " AND status IN ('pending', 'running')")
+            .get(0)
+            .get("n");
+  }
+
+  Job job(UUID uid) {
+    return queue.getJob(uid).orElseThrow();
+  }
+
+  Job done(UUID uid) {
+    Job job = job(uid);
+    assertThat(job.status).as("job %s: %s", uid, job.error).isEqualTo(JobStatus.DONE);
+    return job;
+  }
+
+  static FileTime time(String instant) {
+    return FileTime.from(Instant.parse(instant));
+  }
+
+  static void chmod(Path path, String permissions) throws Exception {
+    Files.setPosixFilePermissions(path, PosixFilePermissions.fromString(permissions));
+  }
+
+  static String permissions(Path path) throws Exception {
+    return PosixFilePermissions.toString(
+        Files.getPosixFilePermissions(path, LinkOption.NOFOLLOW_LINKS));
+  }
+
+  static FileTime modified(Path path) throws Exception {
+    return Files.getLastModifiedTime(path, LinkOption.NOFOLLOW_LINKS);
+  }
+
+  List<String> leftovers(Path folder) throws Exception {
+    try (Stream<Path> names = Files.list(folder)) {
+      return names
+          .map(p -> p.getFileName().toString())
+          .filter(n -> n.startsWith(".fork-"))
+          .toList();
+    }
+  }
+
+  @Test
+  void shouldCopyTheTreeKeepingContentTimesPermissionsEmptyFoldersAndInnerLinks() throws Exception {
+    Path site = base.resolve("site");
+    write("site/index.html", "<h1>home</h1>");
+    write("site/bin/run.sh", "#!/bin/sh\necho hi\n");
+    write("site/private/notes.txt", "mine");
+    write("site/readonly/frozen.txt", "ice");
+    byte[] big = new byte[20 << 20]; // larger than one copy chunk
+    new Random(7).nextBytes(big);
+    Files.write(site.resolve("bin/big.dat"), big);
+    Files.createDirectories(site.resolve("empty/deeper"));
+    Files.createSymbolicLink(site.resolve("latest.html"), Path.of("index.html"));
+    Files.createSymbolicLink(site.resolve("leak.txt"), outside.resolve("secret.txt"));
+
+    chmod(site.resolve("index.html"), "rw-r--r--");
+    chmod(site.resolve("bin/run.sh"), "rwxr-x---");
+    chmod(site.resolve("private/notes.txt"), "rw-------");
+    chmod(site.resolve("private"), "rwx------");
+    chmod(site.resolve("readonly/frozen.txt"), "r--r--r--");
+    chmod(site.resolve("readonly"), "r-xr-xr-x");
+    Files.setLastModifiedTime(site.resolve("index.html"), time("2020-01-02T03:04:05Z"));
+    Files.setLastModifiedTime(site.resolve("bin/run.sh"), time("2019-05-06T07:08:09Z"));
+    Files.setLastModifiedTime(site.resolve("bin/big.dat"), time("2018-01-01T00:00:00Z"));
+    Files.setLastModifiedTime(site.resolve("empty/deeper"), time("2017-02-03T04:05:06Z"));
+    Files.setLastModifiedTime(site.resolve("empty"), time("2016-02-03T04:05:06Z"));
+    Files.setLastModifiedTime(site.resolve("readonly"), time("2015-02-03T04:05:06Z"));
+    Files.setLastModifiedTime(site, time("2014-02-03T04:05:06Z"));
+
+    UUID uid = enqueue("site", "copies/site-2");
+    run();
+
+    Job job = done(uid);
+    Path copy = base.resolve("copies/site-2");
+    assertThat(job.result)
+        .containsEntry("target", "copies/site-2")
+        .containsEntry("files", 5)
+        .containsEntry("folders", 6) // site, bin, private, readonly, empty, empty/deeper
+        .containsEntry("links", 1)
+        .containsEntry("skipped_links", 1);
+    long bytes = big.length + 13 + 18 + 4 + 3;
+    assertThat(((Number) job.result.get("bytes")).longValue()).isEqualTo(bytes);
+    assertThat(job.itemCount).isEqualTo(5L);
+    assertThat(job.bytesIn).isEqualTo(bytes);
+    assertThat(job.bytesOut).isEqualTo(bytes);
+
+    assertThat(Files.readString(copy.resolve("index.html"))).isEqualTo("<h1>home</h1>");
+    assertThat(Files.readAllBytes(copy.resolve("bin/big.dat"))).isEqualTo(big);
+    assertThat(Files.readString(copy.resolve("readonly/frozen.txt"))).isEqualTo("ice");
+    for (String name :
+        List.of(
+            "index.html",
+            "bin/run.sh",
+            "bin/big.dat",
+            "private",
+            "private/notes.txt",
+            "readonly",
+            "readonly/frozen.txt",
+            "empty",
+            "empty/deeper")) {
+      assertThat(permissions(copy.resolve(name)))
+          .as(name)
+          .isEqualTo(permissions(site.resolve(name)));
+      assertThat(modified(copy.resolve(name))).as(name).isEqualTo(modified(site.resolve(name)));
+    }
+    assertThat(modified(copy)).isEqualTo(time("2014-02-03T04:05:06Z"));
+    assertThat(Files.isDirectory(copy.resolve("empty/deeper"))).isTrue();
+    assertThat(Files.isSymbolicLink(copy.resolve("latest.html"))).isTrue();
+    assertThat(Files.readSymbolicLink(copy.resolve("latest.html")))
+        .isEqualTo(Path.of("index.html"));
+    assertThat(Files.exists(copy.resolve("leak.txt"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+    assertThat(leftovers(base.resolve("copies"))).isEmpty();
+    // The source is as it was.
+    assertThat(Files.readString(site.resolve("index.html"))).isEqualTo("<h1>home</h1>");
+    assertThat(Files.isSymbolicLink(site.resolve("leak.txt"))).isTrue();
+
+    Response status = given().auth().oauth2(token).get("/api/jobs/" + uid);
+    status.then().statusCode(200);
+    assertThat(status.<String>path("status")).isEqualTo("done");
+    assertThat(status.<Float>path("progress.fraction")).isEqualTo(1.0f);
+    assertThat(status.<String>path("result.target")).isEqualTo("copies/site-2");
+    assertThat(status.<String>path("download_url")).isNull();
+  }
+
+  @Test
+  void shouldNotCopyLinksMadeAfterTheEnqueueThatLeadOut() throws Exception {
+    write("src/a.txt", "a");
+    write("elsewhere/in.txt", "in");
+    UUID uid = enqueue("src", "dst");
+    Files.createSymbolicLink(base.resolve("src/escape"), outside);
+    Files.createSymbolicLink(base.resolve("src/secret.txt"), outside.resolve("secret.txt"));
+    Files.createSymbolicLink(base.resolve("src/in.txt"), base.resolve("elsewhere/in.txt"));
+    run();
+
+    Job job = done(uid);
+    Path dst = base.resolve("dst");
+    assertThat(job.result).containsEntry("skipped_links", 2).containsEntry("links", 1);
+    assertThat(Files.exists(dst.resolve("escape"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+    assertThat(Files.exists(dst.resolve("secret.txt"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+    assertThat(Files.readString(dst.resolve("in.txt"))).isEqualTo("in");
+    assertThat(Files.readString(dst.resolve("a.txt"))).isEqualTo("a");
+  }
+
+  @Test
+  void shouldDropARelativeLinkThatWouldLeadOutFromTheCopysPlace() throws Exception {
+    // From files/<owner>/deep/site/up.txt, ../../<owner>-x.txt is files/<owner>/<owner>-x.txt;
+    // from files/<owner>/flat/up.txt the same text names files/<owner>-x.txt: another folder.
+    String name = owner + "-x.txt";
+    write(name, "mine");
+    Path foreign = data.root().resolve("files").resolve(name);
+    Files.writeString(foreign, "someone else's");
+    try {
+      write("deep/site/page.txt", "page");
+      Files.createSymbolicLink(base.resolve("deep/site/up.txt"), Path.of("../../" + name));
+      assertThat(Files.readString(base.resolve("deep/site/up.txt"))).isEqualTo("mine");
+
+      UUID uid = enqueue("deep/site", "flat");
+      run();
+
+      Job job = done(uid);
+      assertThat(job.result).containsEntry("skipped_links", 1).containsEntry("links", 0);
+      assertThat(Files.exists(base.resolve("flat/up.txt"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+      assertThat(Files.readString(base.resolve("flat/page.txt"))).isEqualTo("page");
+    } finally {
+      Files.deleteIfExists(foreign);
+    }
+  }
+
+  @Test
+  void shouldFailWithoutTouchingATargetThatAppearedAfterTheEnqueue() throws Exception {
+    write("src/a.txt", "new content");
+    UUID uid = enqueue("src", "dst");
+    UUID second = enqueue("src", "dst2");
+    write("dst/keep.txt", "theirs");
+    Files.createDirectories(base.resolve("dst2")); // an empty folder is a target all the same
+    run();
+
+    for (UUID failedUid : List.of(uid, second)) {
+      Job failed = job(failedUid);
+      assertThat(failed.status).isEqualTo(JobStatus.FAILED);
+      assertThat(failed.error).contains("already exists").doesNotContain(data.root().toString());
+    }
+    assertThat(Files.readString(base.resolve("dst/keep.txt"))).isEqualTo("theirs");
+    try (Stream<Path> inDst = Files.list(base.resolve("dst"))) {
+      assertThat(inDst).hasSize(1);
+    }
+    try (Stream<Path> inDst2 = Files.list(base.resolve("dst2"))) {
+      assertThat(inDst2).isEmpty();
+    }
+    assertThat(leftovers(base)).isEmpty();
+  }
+
+  @Test
+  void shouldFailWhenTheSourceLeadsOutByTheTimeItRuns() throws Exception {
+    write("src/a.txt", "a");
+    UUID uid = enqueue("src", "dst");
+    Trees.delete(base.resolve("src"));
+    Files.createSymbolicLink(base.resolve("src"), outside);
+    run();
+
+    Job failed = job(uid);
+    assertThat(failed.status).isEqualTo(JobStatus.FAILED);
+    assertThat(failed.error).contains("\"src\" leads outside your folder");
+    assertThat(base.resolve("dst")).doesNotExist();
+    assertThat(leftovers(base)).isEmpty();
+  }
+
+  @Test
+  void shouldRemoveOnlyWhatAFailedForkLeftWhenTheJobsExpire() throws Exception {
+    write("src/a.txt", "a");
+    clock.set(Instant.parse("2026-06-01T00:00:00Z"));
+    UUID kept = enqueue("src", "done");
+    UUID failed = enqueue("src", "blocked");
+    write("blocked/theirs.txt", "theirs");
+    run();
+    assertThat(done(kept).result).containsEntry("target", "done");
+    assertThat(job(failed).status).isEqualTo(JobStatus.FAILED);
+    // What a crash in the middle of the failed fork would have left.
+    Path leftover = Files.createDirectories(base.resolve(".fork-" + failed + ".partial/sub"));
+    Files.writeString(leftover.resolve("half.txt"), "half");
+    chmod(leftover, "r-xr-xr-x");
+
+    clock.advance(Duration.ofDays(8));
+    assertThat(service.runOnce().swept()).isGreaterThanOrEqualTo(2);
+
+    assertThat(queue.getJob(kept)).isEmpty();
+    assertThat(queue.getJob(failed)).isEmpty();
+    // The fork is durable: expiry keeps the finished target and never touches another's folder.
+    assertThat(Files.readString(base.resolve("done/a.txt"))).isEqualTo("a");
+    assertThat(Files.readString(base.resolve("blocked/theirs.txt"))).isEqualTo("theirs");
+    assertThat(leftovers(base)).isEmpty();
+    assertThat(Files.readString(base.resolve("src/a.txt"))).isEqualTo("a");
+  }
+}
