@@ -139,9 +139,14 @@ public record FileScope(Path root, String relative) {
   }
 
   private void requireRealLocationInside(Path resolved, String named) {
+    if (!Files.exists(base(), LinkOption.NOFOLLOW_LINKS)) {
+      // The caller has no folder yet: nothing below it exists, so no link can lead out. Checking
+      // does not create it (a refused request writes nothing).
+      return;
+    }
     Path realBase;
     try {
-      realBase = ensureBase().toRealPath();
+      realBase = base().toRealPath();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot resolve " + base(), e);
     }

@@ -37,6 +37,14 @@ class FileScopeTest {
   }
 
   @Test
+  void shouldNotCreateTheFolderOfACallerWhoseRequestItChecks() {
+    FileScope newcomer = FileScope.ofOwner(root, "newcomer");
+    assertThat(newcomer.resolve("photos")).isEqualTo(root.resolve("files/newcomer/photos"));
+    assertThatThrownBy(() -> newcomer.resolve("../alice")).isInstanceOf(PathRefusedException.class);
+    assertThat(root.resolve("files/newcomer")).doesNotExist();
+  }
+
+  @Test
   void shouldRefuseTraversalAbsoluteAndMalformedPaths() {
     for (String bad :
         new String[] {"../bob/secret.txt", "docs/../../bob", "/etc/passwd", "", " ", "a\u0000b"}) {
