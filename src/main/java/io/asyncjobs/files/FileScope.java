@@ -1,12 +1,25 @@
 package io.asyncjobs.files;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.channels.Channels;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributeView;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -130,6 +143,75 @@ public record FileScope(Path root, String relative) {
       return path.toRealPath().startsWith(realBase);
     } catch (IOException e) {
       return false;
+    }
+  }
+
+  /**
+   * Opens a file for reading only if it is, at the moment of opening, a regular file inside the
+   * scope. The links on its way are resolved first and checked; then the real path is walked one
+   * folder at a time relative to open directory handles, never following a link, so a folder or
+   * file swapped for a link (or a named pipe) after the job listed the tree cannot redirect the
+   * read to another owner's files or block it.
+   *
+   * @throws PathRefusedException when the file now leads outside, is no regular file, or changed
+   *     while it was being opened
+   */
+  public SeekableByteChannel openRead(Path path) throws IOException {
+    Path realBase = base().toRealPath();
+    Path real;
+    try {
+      real = path.toRealPath();
+    } catch (NoSuchFileException e) {
+      throw e;
+    } catch (IOException e) {
+      throw new PathRefusedException(quote(nameOf(path)) + " cannot be resolved");
+    }
+    if (!real.startsWith(realBase) || real.equals(realBase)) {
+      throw new PathRefusedException(quote(nameOf(path)) + " leads outside your folder (a link)");
+    }
+    Path relativeToBase = realBase.relativize(real);
+    List<DirectoryStream<Path>> open = new ArrayList<>();
+    try {
+      DirectoryStream<Path> top = Files.newDirectoryStream(realBase);
+      open.add(top);
+      if (!(top instanceof SecureDirectoryStream<Path> folder)) {
+        // No openat on this file system: check, then open without following the last link.
+        requireRegular(
+            Files.readAttributes(real, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS), path);
+        return Files.newByteChannel(real, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+      }
+      for (int i = 0; i < relativeToBase.getNameCount() - 1; i++) {
+        folder = folder.newDirectoryStream(relativeToBase.getName(i), LinkOption.NOFOLLOW_LINKS);
+        open.add(folder);
+      }
+      Path name = relativeToBase.getFileName();
+      requireRegular(
+          folder
+              .getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+              .readAttributes(),
+          path);
+      return folder.newByteChannel(
+          name, Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS));
+    } catch (PathRefusedException | NoSuchFileException e) {
+      throw e;
+    } catch (FileSystemException e) {
+      // ELOOP or ENOTDIR: a part of the path became a link or a file while we walked it.
+      throw new PathRefusedException(quote(nameOf(path)) + " changed while it was being read");
+    } finally {
+      for (DirectoryStream<Path> stream : open) {
+        stream.close();
+      }
+    }
+  }
+
+  /** {@link #openRead} as a stream. */
+  public InputStream openInputStream(Path path) throws IOException {
+    return Channels.newInputStream(openRead(path));
+  }
+
+  private void requireRegular(BasicFileAttributes attributes, Path path) {
+    if (!attributes.isRegularFile()) {
+      throw new PathRefusedException(quote(nameOf(path)) + " is no longer a regular file");
     }
   }
 

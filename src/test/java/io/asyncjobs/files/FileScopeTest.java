@@ -71,6 +71,29 @@ class FileScopeTest {
   }
 
   @Test
+  void shouldOpenOnlyRegularFilesThatAreStillInsideWhenOpened() throws Exception {
+    Path base = root.resolve("files/alice");
+    try (var in = alice.openInputStream(base.resolve("docs/a.txt"))) {
+      assertThat(new String(in.readAllBytes())).isEqualTo("a");
+    }
+    // A link that stays inside is fine.
+    Files.createSymbolicLink(base.resolve("mine.txt"), base.resolve("docs/a.txt"));
+    try (var in = alice.openInputStream(base.resolve("mine.txt"))) {
+      assertThat(new String(in.readAllBytes())).isEqualTo("a");
+    }
+    // After a job listed docs/, the folder is swapped for a link to another owner's files.
+    Path listed = base.resolve("docs/a.txt");
+    Files.move(base.resolve("docs"), base.resolve("docs-old"));
+    Files.createSymbolicLink(base.resolve("docs"), root.resolve("files/bob"));
+    Files.writeString(root.resolve("files/bob/a.txt"), "bob's");
+    assertThatThrownBy(() -> alice.openRead(listed)).isInstanceOf(PathRefusedException.class);
+    // A file swapped for a named pipe would block the read forever; it is refused instead.
+    Path pipe = base.resolve("pipe");
+    assertThat(new ProcessBuilder("mkfifo", pipe.toString()).start().waitFor()).isZero();
+    assertThatThrownBy(() -> alice.openRead(pipe)).hasMessageContaining("no longer a regular file");
+  }
+
+  @Test
   void shouldGiveEachOwnerOneSafeFolderAndAdminsAllOfFiles() {
     assertThat(FileScope.segment("alice")).isEqualTo("alice");
     assertThat(FileScope.segment("..")).isEqualTo("%2E%2E");

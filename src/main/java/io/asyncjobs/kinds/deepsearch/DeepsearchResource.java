@@ -127,6 +127,10 @@ public class DeepsearchResource {
         DeepsearchService.parse(query);
       } catch (ParseException e) {
         throw new IllegalArgumentException("query: " + e.getMessage());
+      } catch (RuntimeException e) {
+        // Lucene refuses some well-formed queries while building them (a regular expression too
+        // complex to run, too many clauses): still the caller's query, so a 400.
+        throw new IllegalArgumentException("query cannot be run: " + e.getMessage());
       }
       stored.put(FileScope.PAYLOAD_KEY, scope.relative());
     } catch (IllegalArgumentException e) { // PathRefusedException included

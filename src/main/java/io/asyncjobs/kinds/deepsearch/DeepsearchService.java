@@ -5,6 +5,7 @@ import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.Artifacts;
 import io.asyncjobs.files.FileScope;
 import io.asyncjobs.files.FileScopes;
+import io.asyncjobs.files.PathRefusedException;
 import io.asyncjobs.files.Trees;
 import io.asyncjobs.queue.Job;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -180,7 +181,7 @@ public class DeepsearchService extends JobService {
       Walk walk = walk(scope, root);
       Map<String, Object> outcome;
       try (Directory directory = FSDirectory.open(indexDir)) {
-        Indexed indexed = index(walk, directory, analyzer);
+        Indexed indexed = index(scope, walk, directory, analyzer);
         outcome = rank(job, scope, query, limit, directory, analyzer, folder, indexed, walk);
       } finally {
         Trees.delete(indexDir);
@@ -273,7 +274,7 @@ public class DeepsearchService extends JobService {
   /** What indexing did. */
   private record Indexed(int documents, long bytesRead, int unreadable, int truncated) {}
 
-  private Indexed index(Walk walk, Directory directory, Analyzer analyzer)
+  private Indexed index(FileScope scope, Walk walk, Directory directory, Analyzer analyzer)
       throws IOException, InterruptedException {
     IndexWriterConfig config =
         new IndexWriterConfig(analyzer)
@@ -290,9 +291,9 @@ public class DeepsearchService extends JobService {
         byte[] bytes;
         Documents.Extracted text;
         try {
-          bytes = Documents.read(file.real());
+          bytes = Documents.read(scope, file.path());
           text = Documents.extract(file.type(), bytes, file.path().getFileName().toString());
-        } catch (FileSystemException e) {
+        } catch (FileSystemException | PathRefusedException e) {
           unreadable++; // vanished, not readable, or turned into a link meanwhile
           continue;
         }

@@ -1,11 +1,10 @@
 package io.asyncjobs.kinds.deepsearch;
 
+import io.asyncjobs.files.FileScope;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Optional;
@@ -57,11 +56,11 @@ final class Documents {
   }
 
   /**
-   * Reads at most {@link #MAX_DOCUMENT_BYTES} of {@code file}, which must not be a link (the caller
-   * passes the file's real location).
+   * Reads at most {@link #MAX_DOCUMENT_BYTES} of {@code file}, opened through {@link
+   * FileScope#openRead}: only while it is a regular file inside the scope.
    */
-  static byte[] read(Path file) throws IOException {
-    try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
+  static byte[] read(FileScope scope, Path file) throws IOException {
+    try (InputStream in = scope.openInputStream(file)) {
       return in.readNBytes(MAX_DOCUMENT_BYTES);
     }
   }

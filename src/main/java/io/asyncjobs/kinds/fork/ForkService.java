@@ -6,15 +6,16 @@ import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.files.PathRefusedException;
 import io.asyncjobs.files.Trees;
 import io.asyncjobs.queue.Job;
+import io.asyncjobs.storage.DataDirectory;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.channels.FileChannel;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
-import java.nio.file.InvalidPathException;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -59,8 +60,11 @@ public class ForkService extends JobService {
 
   private final FileScopes scopes;
 
-  ForkService(FileScopes scopes) {
+  private final DataDirectory data;
+
+  ForkService(FileScopes scopes, DataDirectory data) {
     this.scopes = scopes;
+    this.data = data;
   }
 
   @Override
@@ -141,8 +145,8 @@ public class ForkService extends JobService {
   }
 
   /** Where a job copies before the rename: a hidden sibling of the target named after the job. */
-  static Path temporary(Path target, UUID uid) {
-    return target.resolveSibling(".fork-" + uid + ".partial");
+  Path temporary(UUID uid) {
+    return data.root().resolve("tmp").resolve(KIND).resolve(uid.toString());
   }
 
   /** What the copy did so far. */
@@ -167,21 +171,27 @@ public class ForkService extends JobService {
     Plan plan = plan(scope, source, target);
     Path src = plan.source();
     Path tgt = plan.target();
-    Path temp = temporary(tgt, job.uid);
+    Path temp = temporary(job.uid);
     Path from = src;
     Copy copy = new Copy();
     try {
       // The source may itself be a link (inside the scope): copy what it leads to.
       from = Files.isSymbolicLink(src) ? src.toRealPath() : src;
+      // Checked again right before the folders are made: a part may have become a link.
+      scope.resolve(target);
       Path parent = Files.createDirectories(tgt.getParent());
       if (!scope.contains(parent)) {
         throw new PathRefusedException("\"" + target + "\" leads outside your folder");
       }
       removeTree(temp); // left by an earlier attempt that crashed
+      Files.createDirectories(temp.getParent());
       try {
         measure(from, copy);
         copyTree(scope, from, temp, copy);
-        dropLinksLeadingOut(scope, copy);
+        dropLinksLeadingOut(scope, temp, tgt, copy);
+        if (!scope.contains(tgt.getParent())) {
+          throw new PathRefusedException("\"" + target + "\" leads outside your folder");
+        }
         publish(temp, tgt, target);
       } catch (Throwable e) {
         try {
@@ -299,7 +309,7 @@ public class ForkService extends JobService {
                 copy.skippedLinks++; // leads out of the caller's folder, or nowhere
               }
             } else if (attrs.isRegularFile()) {
-              copyFile(file, dest, attrs, copy);
+              copyFile(scope, file, dest, attrs, copy);
             } else {
               copy.skippedOther++;
             }
@@ -332,12 +342,14 @@ public class ForkService extends JobService {
   }
 
   /** Copies one file in chunks, so a long copy can be interrupted and reports its progress. */
-  private void copyFile(Path file, Path dest, BasicFileAttributes attrs, Copy copy)
+  private void copyFile(FileScope scope, Path file, Path dest, BasicFileAttributes attrs, Copy copy)
       throws IOException {
-    try (FileChannel in =
-            FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+    try (SeekableByteChannel source = scope.openRead(file);
         FileChannel out =
             FileChannel.open(dest, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+      if (!(source instanceof FileChannel in)) {
+        throw new IOException("this file system cannot copy " + file.getFileName());
+      }
       long size = in.size();
       long position = 0;
       while (position < size) {
@@ -381,14 +393,27 @@ public class ForkService extends JobService {
    * place, each copied link must still lead inside the caller's folder; one that does not (or leads
    * nowhere) is removed and counted as skipped.
    */
-  private static void dropLinksLeadingOut(FileScope scope, Copy copy) throws IOException {
+  private static void dropLinksLeadingOut(FileScope scope, Path temp, Path tgt, Copy copy)
+      throws IOException {
     for (Path link : copy.copiedLinks) {
-      if (!scope.contains(link)) {
+      // Judged from where the link will be once the copy is renamed to the target.
+      Path finalPlace = tgt.resolve(temp.relativize(link));
+      Path leadsTo = finalPlace.getParent().resolve(Files.readSymbolicLink(link)).normalize();
+      if (!leadsTo.startsWith(scope.base()) || !scope.contains(existingPart(leadsTo))) {
         Files.delete(link);
         copy.links--;
         copy.skippedLinks++;
       }
     }
+  }
+
+  /** The deepest existing part of {@code path}: where a link to a missing file would land. */
+  private static Path existingPart(Path path) {
+    Path existing = path;
+    while (existing != null && !Files.exists(existing, LinkOption.NOFOLLOW_LINKS)) {
+      existing = existing.getParent();
+    }
+    return existing == null ? path : existing;
   }
 
   /**
@@ -425,35 +450,14 @@ public class ForkService extends JobService {
   }
 
   /**
-   * Removes what a failed or interrupted fork left: its temporary folder next to the target. The
-   * target itself, the durable result of a finished fork, is never removed; nor is anything when
-   * the job's paths no longer lead inside the caller's folder.
+   * Removes what a failed or interrupted fork left: its temporary folder under {@code tmp/fork/}.
+   * The target itself, the durable result of a finished fork, is never removed.
    */
   @Override
   protected void cleanup(Job job) throws IOException {
-    FileScope scope;
-    try {
-      scope = scopes.forJob(job);
-    } catch (PathRefusedException e) {
-      return;
-    }
-    if (!(job.payload.get("target") instanceof String target)) {
-      return;
-    }
-    Path base = scope.base();
-    Path tgt;
-    try {
-      tgt = base.resolve(target).normalize();
-    } catch (InvalidPathException e) {
-      return;
-    }
-    if (!tgt.startsWith(base) || tgt.equals(base)) {
-      return;
-    }
-    Path temp = temporary(tgt, job.uid);
-    if (Files.isDirectory(temp, LinkOption.NOFOLLOW_LINKS) && scope.contains(temp.getParent())) {
-      removeTree(temp);
-    }
+    // The copy is built in the service's own folder, out of every caller's reach; a finished
+    // fork renamed it away, so only a failed or crashed fork leaves it.
+    removeTree(temporary(job.uid));
   }
 
   /**

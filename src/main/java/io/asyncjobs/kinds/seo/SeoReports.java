@@ -129,8 +129,15 @@ final class SeoReports {
     out.append("\r\n");
   }
 
-  /** One CSV field, quoted (inner quotes doubled) when it holds a comma, quote or line break. */
+  /**
+   * One CSV field, quoted (inner quotes doubled) when it holds a comma, quote or line break. A
+   * field a spreadsheet would run as a formula (starting with =, +, -, @, a tab or a carriage
+   * return; page titles are written by whoever wrote the site) gets a leading apostrophe.
+   */
   static String csvField(String value) {
+    if (!value.isEmpty() && "=+-@\t\r".indexOf(value.charAt(0)) >= 0) {
+      value = "'" + value;
+    }
     if (value.indexOf(',') < 0
         && value.indexOf('"') < 0
         && value.indexOf('\n') < 0

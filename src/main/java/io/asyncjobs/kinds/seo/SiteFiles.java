@@ -204,8 +204,10 @@ public final class SiteFiles {
     if (!scope.contains(real)) {
       return null;
     }
-    try (InputStream in = Files.newInputStream(real)) {
+    try (InputStream in = scope.openInputStream(real)) {
       return in.readNBytes((int) MAX_PAGE_BYTES + 1);
+    } catch (PathRefusedException e) {
+      return null; // turned into a link out, or into something other than a file, meanwhile
     }
   }
 

@@ -148,7 +148,7 @@ public class ZipService extends JobService {
           stored.add(file);
         } else {
           ZipArchiveEntry entry = entry(file.getKey(), file.getValue(), ZipArchiveEntry.DEFLATED);
-          creator.addArchiveEntry(entry, counting(file.getValue(), bytesRead));
+          creator.addArchiveEntry(entry, counting(plan.scope, file.getValue(), bytesRead));
         }
       }
       for (String directory : plan.directories) {
@@ -162,7 +162,7 @@ public class ZipService extends JobService {
       byte[] buffer = new byte[1 << 16];
       for (Map.Entry<String, Path> file : stored) {
         out.putArchiveEntry(entry(file.getKey(), file.getValue(), ZipArchiveEntry.STORED));
-        try (InputStream in = Files.newInputStream(file.getValue())) {
+        try (InputStream in = plan.scope.openInputStream(file.getValue())) {
           for (int n; (n = in.read(buffer)) > 0; ) {
             out.write(buffer, 0, n);
             bytesRead.addAndGet(n);
@@ -198,16 +198,25 @@ public class ZipService extends JobService {
     return entry;
   }
 
+  /**
+   * The entry name of a file: its name relative to the scope, with any backslash (a legal file name
+   * character here, a folder separator to Windows extractors) replaced, so no entry can unpack
+   * outside its folder.
+   */
+  static String entryName(String relative) {
+    return relative.replace('\\', '_');
+  }
+
   /** Whether a file of this name is stored rather than deflated. */
   static boolean storedType(String name) {
     int dot = name.lastIndexOf('.');
     return dot >= 0 && STORED_TYPES.contains(name.substring(dot + 1).toLowerCase(Locale.ROOT));
   }
 
-  private static InputStreamSupplier counting(Path file, AtomicLong bytesRead) {
+  private static InputStreamSupplier counting(FileScope scope, Path file, AtomicLong bytesRead) {
     return () -> {
       try {
-        return new java.io.FilterInputStream(Files.newInputStream(file)) {
+        return new java.io.FilterInputStream(scope.openInputStream(file)) {
           @Override
           public int read() throws IOException {
             int b = super.read();
@@ -265,7 +274,7 @@ public class ZipService extends JobService {
           new SimpleFileVisitor<>() {
             @Override
             public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
-              String name = scope.nameOf(dir) + "/";
+              String name = entryName(scope.nameOf(dir)) + "/";
               if (!name.equals("/") && seenDirectories.add(name)) {
                 directories.add(name);
               }
@@ -283,7 +292,7 @@ public class ZipService extends JobService {
               } else if (!attrs.isRegularFile()) {
                 return FileVisitResult.CONTINUE;
               }
-              String name = scope.nameOf(file);
+              String name = entryName(scope.nameOf(file));
               if (files.putIfAbsent(name, file) == null) {
                 totalBytes += Files.size(file);
               }

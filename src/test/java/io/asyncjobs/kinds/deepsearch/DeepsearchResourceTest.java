@@ -71,6 +71,8 @@ class DeepsearchResourceTest {
     Map<String, String> cases = new LinkedHashMap<>();
     cases.put("{}", "root is required");
     cases.put("{\"query\": \"owl\"}", "root is required");
+    // Well-formed, but Lucene refuses to build it: the caller's query all the same, a 400.
+    cases.put("{\"root\": \"docs\", \"query\": \"/[ab]*a[ab]{20}/\"}", "query cannot be run");
     cases.put("{\"root\": \"docs\"}", "query is required");
     cases.put("{\"root\": 7, \"query\": \"owl\"}", "root must be a non-empty string");
     cases.put("{\"root\": \"docs\", \"query\": [\"owl\"]}", "query must be a non-empty string");

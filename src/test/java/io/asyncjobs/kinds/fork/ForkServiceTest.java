@@ -131,13 +131,25 @@ class ForkServiceTest {
     return Files.getLastModifiedTime(path, LinkOption.NOFOLLOW_LINKS);
   }
 
+  /**
+   * Temporary copies left anywhere a fork could put one: the service's own folder, and (checked
+   * too, though nothing should be there) hidden folders next to {@code folder}.
+   */
   List<String> leftovers(Path folder) throws Exception {
+    List<String> found = new java.util.ArrayList<>();
+    Path own = data.root().resolve("tmp/fork");
+    if (Files.isDirectory(own)) {
+      try (Stream<Path> names = Files.list(own)) {
+        names.map(p -> "tmp/fork/" + p.getFileName()).forEach(found::add);
+      }
+    }
     try (Stream<Path> names = Files.list(folder)) {
-      return names
+      names
           .map(p -> p.getFileName().toString())
           .filter(n -> n.startsWith(".fork-"))
-          .toList();
+          .forEach(found::add);
     }
+    return found;
   }
 
   @Test
@@ -317,7 +329,7 @@ class ForkServiceTest {
     assertThat(done(kept).result).containsEntry("target", "done");
     assertThat(job(failed).status).isEqualTo(JobStatus.FAILED);
     // What a crash in the middle of the failed fork would have left.
-    Path leftover = Files.createDirectories(base.resolve(".fork-" + failed + ".partial/sub"));
+    Path leftover = Files.createDirectories(data.root().resolve("tmp/fork/" + failed + "/sub"));
     Files.writeString(leftover.resolve("half.txt"), "half");
     chmod(leftover, "r-xr-xr-x");
 

@@ -212,6 +212,9 @@ class SeoAuditTest {
   @Test
   void shouldQuoteCsvFieldsThatNeedIt() {
     assertThat(SeoReports.csvField("plain")).isEqualTo("plain");
+    // A title a spreadsheet would run as a formula is neutralised.
+    assertThat(SeoReports.csvField("=HYPERLINK(\"x\")")).isEqualTo("\"'=HYPERLINK(\"\"x\"\")\"");
+    assertThat(SeoReports.csvField("@SUM(A1)")).isEqualTo("'@SUM(A1)");
     assertThat(SeoReports.csvField("a,b")).isEqualTo("\"a,b\"");
     assertThat(SeoReports.csvField("say \"hi\"")).isEqualTo("\"say \"\"hi\"\"\"");
     assertThat(SeoReports.csvField("two\nlines")).isEqualTo("\"two\nlines\"");

@@ -242,5 +242,7 @@ class ZipServiceTest {
     assertThat(ZipService.storedType("backup.tar.gz")).isTrue();
     assertThat(ZipService.storedType("notes.txt")).isFalse();
     assertThat(ZipService.storedType("README")).isFalse();
+    // A backslash is a folder separator to Windows extractors: never in an entry name.
+    assertThat(ZipService.entryName("docs/..\\..\\evil.txt")).isEqualTo("docs/.._.._evil.txt");
   }
 }
