@@ -135,52 +135,81 @@ public class ZipService extends JobService {
       throws Exception {
     try (ZipArchiveOutputStream out = new ZipArchiveOutputStream(partial)) {
       out.setUseZip64(Zip64Mode.AsNeeded);
+      // Each worker's spill file; closed here whatever happens (the creator closes them only when
+      // it gets as far as writeTo).
+      List<FileBasedScatterGatherBackingStore> stores =
+          new java.util.concurrent.CopyOnWriteArrayList<>();
       ParallelScatterZipCreator creator =
           new ParallelScatterZipCreator(
               workers,
-              () ->
-                  new FileBasedScatterGatherBackingStore(
-                      Files.createTempFile(folder, "scatter-", ".tmp")),
+              () -> {
+                FileBasedScatterGatherBackingStore store =
+                    new FileBasedScatterGatherBackingStore(
+                        Files.createTempFile(folder, "scatter-", ".tmp"));
+                stores.add(store);
+                return store;
+              },
               level);
-      List<Map.Entry<String, Path>> stored = new ArrayList<>();
-      for (Map.Entry<String, Path> file : plan.files.entrySet()) {
-        if (storedType(file.getKey())) {
-          stored.add(file);
-        } else {
-          ZipArchiveEntry entry = entry(file.getKey(), file.getValue(), ZipArchiveEntry.DEFLATED);
-          creator.addArchiveEntry(entry, counting(plan.scope, file.getValue(), bytesRead));
-        }
-      }
-      for (String directory : plan.directories) {
-        ZipArchiveEntry entry = new ZipArchiveEntry(directory);
-        entry.setUnixMode(040755);
-        out.putArchiveEntry(entry);
-        out.closeArchiveEntry();
-      }
-      // While the workers deflate, this thread copies the stored entries straight into the
-      // archive (the file is seekable, so their sizes and checksums are patched in afterwards).
-      byte[] buffer = new byte[1 << 16];
-      for (Map.Entry<String, Path> file : stored) {
-        out.putArchiveEntry(entry(file.getKey(), file.getValue(), ZipArchiveEntry.STORED));
-        try (InputStream in = plan.scope.openInputStream(file.getValue())) {
-          for (int n; (n = in.read(buffer)) > 0; ) {
-            out.write(buffer, 0, n);
-            bytesRead.addAndGet(n);
+      try {
+        fill(plan, out, creator, workers, bytesRead);
+      } finally {
+        for (FileBasedScatterGatherBackingStore store : stores) {
+          try {
+            store.close();
+          } catch (IOException e) {
+            // already closed by writeTo, or gone with the folder: nothing left to release
           }
         }
-        out.closeArchiveEntry();
-        if (Thread.interrupted()) {
-          throw new InterruptedException("zip interrupted");
-        }
-        reportProgress(plan.progress(bytesRead.get()), null);
       }
-      workers.shutdown();
-      while (!workers.awaitTermination(200, TimeUnit.MILLISECONDS)) {
-        reportProgress(plan.progress(bytesRead.get()), null);
-      }
-      creator.writeTo(out);
-      out.finish();
     }
+  }
+
+  /** Adds every entry: folders, stored files copied here, deflated ones through the creator. */
+  private void fill(
+      Plan plan,
+      ZipArchiveOutputStream out,
+      ParallelScatterZipCreator creator,
+      ExecutorService workers,
+      AtomicLong bytesRead)
+      throws Exception {
+    List<Map.Entry<String, Path>> stored = new ArrayList<>();
+    for (Map.Entry<String, Path> file : plan.files.entrySet()) {
+      if (storedType(file.getKey())) {
+        stored.add(file);
+      } else {
+        ZipArchiveEntry entry = entry(file.getKey(), file.getValue(), ZipArchiveEntry.DEFLATED);
+        creator.addArchiveEntry(entry, counting(plan.scope, file.getValue(), bytesRead));
+      }
+    }
+    for (String directory : plan.directories) {
+      ZipArchiveEntry entry = new ZipArchiveEntry(directory);
+      entry.setUnixMode(040755);
+      out.putArchiveEntry(entry);
+      out.closeArchiveEntry();
+    }
+    // While the workers deflate, this thread copies the stored entries straight into the
+    // archive (the file is seekable, so their sizes and checksums are patched in afterwards).
+    byte[] buffer = new byte[1 << 16];
+    for (Map.Entry<String, Path> file : stored) {
+      out.putArchiveEntry(entry(file.getKey(), file.getValue(), ZipArchiveEntry.STORED));
+      try (InputStream in = plan.scope.openInputStream(file.getValue())) {
+        for (int n; (n = in.read(buffer)) > 0; ) {
+          out.write(buffer, 0, n);
+          bytesRead.addAndGet(n);
+        }
+      }
+      out.closeArchiveEntry();
+      if (Thread.interrupted()) {
+        throw new InterruptedException("zip interrupted");
+      }
+      reportProgress(plan.progress(bytesRead.get()), null);
+    }
+    workers.shutdown();
+    while (!workers.awaitTermination(200, TimeUnit.MILLISECONDS)) {
+      reportProgress(plan.progress(bytesRead.get()), null);
+    }
+    creator.writeTo(out);
+    out.finish();
   }
 
   @Override
@@ -284,6 +313,9 @@ public class ZipService extends JobService {
             @Override
             public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
                 throws IOException {
+              if (Thread.currentThread().isInterrupted()) {
+                throw new java.io.InterruptedIOException("listing interrupted");
+              }
               if (attrs.isSymbolicLink()) {
                 if (!scope.contains(file) || !Files.isRegularFile(file)) {
                   skippedLinks++;

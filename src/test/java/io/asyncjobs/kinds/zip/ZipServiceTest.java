@@ -199,6 +199,50 @@ class ZipServiceTest {
   }
 
   @Test
+  void shouldNeverArchiveAFileSwappedForALinkAndLeaveNothingOpen() throws Exception {
+    Path outside = Files.createDirectories(data.root().resolve("files/yan"));
+    Files.writeString(outside.resolve("secret.txt"), "not zoe's");
+    String uid = enqueue(ZOE, "{\"paths\": [\"docs\"]}");
+    // The job lists docs/a.txt as a file; soon after, it leads to yan's file. (The race between
+    // the job's read and the swap is real: FileScopeTest pins the refusal down exactly.)
+    Path listed = home.resolve("docs/a.txt");
+    zip.runOnce();
+    Files.delete(listed);
+    Files.createSymbolicLink(listed, outside.resolve("secret.txt"));
+    assertThat(zip.awaitTasks(Duration.ofSeconds(30))).isTrue();
+    zip.runOnce();
+
+    // Whichever came first, the read or the swap, yan's file never lands in zoe's archive: the
+    // job either read zoe's file, or refused the link and failed.
+    String status = given().auth().oauth2(ZOE).get("/api/jobs/" + uid).path("status");
+    Path folder = data.root().resolve("artifacts/zip/" + uid);
+    if (status.equals("done")) {
+      try (ZipFile zipFile = new ZipFile(folder.resolve("archive.zip").toFile())) {
+        assertThat(zipFile.getInputStream(zipFile.getEntry("docs/a.txt")).readAllBytes())
+            .asString(StandardCharsets.UTF_8)
+            .startsWith("hello zip");
+      }
+    } else {
+      assertThat(status).isEqualTo("failed");
+      try (var left = Files.list(folder)) {
+        assertThat(left.toList()).isEmpty();
+      }
+    }
+    // No handle of the job's spill files stays open (their disk space would stay in use).
+    try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+      List<String> open = new ArrayList<>();
+      for (Path fd : fds.toList()) {
+        try {
+          open.add(Files.readSymbolicLink(fd).toString());
+        } catch (IOException gone) {
+          // closed while listing
+        }
+      }
+      assertThat(open).noneMatch(target -> target.contains("artifacts/zip/" + uid));
+    }
+  }
+
+  @Test
   void shouldFailWhenANamedPathNowLeadsOut() throws Exception {
     String uid = enqueue(ZOE, "{\"paths\": [\"docs\"]}");
     Trees.delete(home.resolve("docs"));
