@@ -147,6 +147,17 @@ class ZipServiceTest {
   }
 
   @Test
+  void shouldArchiveTheWholeFolderNamedAsDot() throws Exception {
+    String uid = enqueue(ZOE, "{\"paths\": [\".\"]}");
+    run();
+    Path archive = download(ZOE, uid);
+    unzipTest(archive);
+    assertThat(names(archive))
+        .contains("note.txt", "docs/a.txt", "docs/empty/")
+        .doesNotContain("/");
+  }
+
+  @Test
   void shouldRefuseBadPayloadsAndEnqueueNothing() throws Exception {
     Files.createSymbolicLink(home.resolve("escape"), data.root().resolve("files"));
     List<String> bad = new ArrayList<>();
