@@ -14,6 +14,7 @@ import java.time.Duration;
  * @param sweepBatchSize expired jobs swept per tick, at most
  * @param cleanupRetryDelay how long a job whose cleanup failed waits for the next attempt
  * @param wakeUps whether a finished task wakes its service at once
+ * @param metrics where claims, outcomes and runs are reported
  */
 record EngineContext(
     JobStore store,
@@ -21,4 +22,5 @@ record EngineContext(
     Clock clock,
     int sweepBatchSize,
     Duration cleanupRetryDelay,
-    boolean wakeUps) {}
+    boolean wakeUps,
+    EngineMetrics metrics) {}

@@ -139,6 +139,7 @@ public abstract class JobService extends BaseService {
   public TickResult runOnce() {
     EngineContext ctx = requireContext();
     runLock.lock();
+    long startNanos = System.nanoTime();
     try {
       Instant now = ctx.clock().now();
       ServiceSettings settings = ctx.settings().effective(kind());
@@ -161,8 +162,10 @@ public abstract class JobService extends BaseService {
               swept.deleted,
               swept.errors);
       logIfNotEmpty(result);
+      ctx.metrics().ran(kind(), result);
       return result;
     } finally {
+      ctx.metrics().tickTook(kind(), Duration.ofNanos(System.nanoTime() - startNanos));
       runLock.unlock();
     }
   }
@@ -208,8 +211,19 @@ public abstract class JobService extends BaseService {
         claimed = both.claimed();
       }
       start(claimed, epoch, now);
-      return new TickResult(
-          reaped.done, reaped.failed, reaped.timedOut, reaped.fenced, 0, 0, claimed.size(), 0, 0);
+      TickResult result =
+          new TickResult(
+              reaped.done,
+              reaped.failed,
+              reaped.timedOut,
+              reaped.fenced,
+              0,
+              0,
+              claimed.size(),
+              0,
+              0);
+      ctx.metrics().ran(kind(), result);
+      return result;
     } finally {
       runLock.unlock();
     }
@@ -478,7 +492,9 @@ public abstract class JobService extends BaseService {
 
   private void start(List<Job> claimed, long epoch, Instant now) {
     WorkerPool workers = pool;
+    EngineMetrics metrics = requireContext().metrics();
     for (Job job : claimed) {
+      metrics.claimed(kind(), job, now);
       // uuids order as unsigned bytes in PostgreSQL, which is the order of their text.
       if (epoch == cursorEpoch && job.uid.toString().compareTo(claimCursor.toString()) > 0) {
         claimCursor = job.uid;
@@ -682,10 +698,13 @@ public abstract class JobService extends BaseService {
               "%s: outcome of job %s not written: the job is no longer running under epoch %d"
                   + " (a newer owner holds it)",
               kind(), c.uid(), epoch);
-        } else if (c.status() == JobStatus.DONE) {
-          done++;
         } else {
-          failed++;
+          if (c.status() == JobStatus.DONE) {
+            done++;
+          } else {
+            failed++;
+          }
+          requireContext().metrics().completed(kind(), c);
         }
       }
     }

@@ -54,7 +54,8 @@ public class ServiceManager {
       JobStore store,
       SettingsStore settings,
       Clock clock,
-      AgroalDataSource dataSource) {
+      AgroalDataSource dataSource,
+      Instance<EngineMetrics> metrics) {
     this.config = config;
     this.ownerLock = ownerLock;
     this.dataSource = dataSource;
@@ -65,7 +66,8 @@ public class ServiceManager {
             clock,
             config.sweepBatchSize(),
             config.cleanupRetryDelay(),
-            config.wakeUps());
+            config.wakeUps(),
+            metrics.isResolvable() ? metrics.get() : EngineMetrics.NONE);
   }
 
   void onStart(@Observes StartupEvent event, @Any Instance<BaseService> beans) {

@@ -3,6 +3,7 @@ package io.asyncjobs.queue;
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.config.ServiceSettings;
+import io.asyncjobs.metrics.JobMetrics;
 import io.asyncjobs.time.Clock;
 import io.quarkus.panache.common.Parameters;
 import io.quarkus.panache.common.Sort;
@@ -148,18 +149,21 @@ public class JobQueue {
   private final EntityManager em;
   private final AgroalDataSource dataSource;
   private final Event<JobsEnqueued> enqueued;
+  private final JobMetrics metrics;
 
   JobQueue(
       JobsConfig config,
       Clock clock,
       EntityManager em,
       AgroalDataSource dataSource,
-      Event<JobsEnqueued> enqueued) {
+      Event<JobsEnqueued> enqueued,
+      JobMetrics metrics) {
     this.config = config;
     this.clock = clock;
     this.em = em;
     this.dataSource = dataSource;
     this.enqueued = enqueued;
+    this.metrics = metrics;
   }
 
   /**
@@ -190,6 +194,7 @@ public class JobQueue {
     } catch (SQLException e) {
       throw new IllegalStateException("could not enqueue a job of kind " + kind, e);
     }
+    metrics.enqueued(kind, 1);
     enqueued.fire(new JobsEnqueued(kind));
     return uid;
   }
@@ -241,6 +246,7 @@ public class JobQueue {
         ps.setString(10, idempotencyKey);
         try (ResultSet rs = ps.executeQuery()) {
           if (rs.next()) {
+            metrics.enqueued(kind, 1);
             enqueued.fire(new JobsEnqueued(kind));
             return Optional.of(new Enqueued(uid, true));
           }
@@ -331,6 +337,7 @@ public class JobQueue {
     } catch (SQLException e) {
       throw new IllegalStateException("could not enqueue " + n + " job(s) of kind " + kind, e);
     }
+    metrics.enqueued(kind, n);
     enqueued.fire(new JobsEnqueued(kind));
     return List.of(uids);
   }
@@ -396,6 +403,7 @@ public class JobQueue {
     } catch (SQLException e) {
       throw new IllegalStateException("could not retry job " + uid, e);
     }
+    metrics.retried(kind);
     enqueued.fire(new JobsEnqueued(kind));
     return true;
   }

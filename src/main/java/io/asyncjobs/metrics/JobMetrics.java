@@ -1,0 +1,334 @@
+package io.asyncjobs.metrics;
+
+import io.agroal.api.AgroalDataSource;
+import io.asyncjobs.engine.Completion;
+import io.asyncjobs.engine.EngineMetrics;
+import io.asyncjobs.engine.ServiceManager;
+import io.asyncjobs.engine.TickResult;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.time.Clock;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.quarkus.scheduler.Scheduled;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jboss.logging.Logger;
+
+/**
+ * The per-kind job meters, exposed at {@code /q/metrics}: enqueues and retries (counted by {@link
+ * io.asyncjobs.queue.JobQueue}), claims, outcomes, durations, bytes and items (reported by the
+ * owner's engine through {@link EngineMetrics}), and the queue depth and age of the oldest pending
+ * job, read from the database by {@link #refreshQueueGauges()} on every replica. The only tags are
+ * {@code kind}, {@code status} and {@code outcome}, so the number of series stays bounded: never a
+ * job uid or an owner. The names are described in {@code docs/metrics.md}.
+ */
+@ApplicationScoped
+public class JobMetrics implements EngineMetrics {
+
+  private static final Logger LOG = Logger.getLogger(JobMetrics.class);
+
+  /**
+   * JobCountByKindAndStatus: the whole queue in one grouped query, with the creation time of the
+   * oldest pending job of each kind on its pending row.
+   */
+  private static final String JOB_COUNT_BY_KIND_AND_STATUS =
+      """
+      SELECT kind, status, count(*), min(created_at) FILTER (WHERE status = 'pending')
+        FROM jobs
+       GROUP BY 1, 2
+      """;
+
+  /** Bucket boundaries of job durations and pickup delays: 10 ms to 1 h. */
+  static final Duration[] JOB_TIME_BUCKETS = {
+    Duration.ofMillis(10),
+    Duration.ofMillis(50),
+    Duration.ofMillis(100),
+    Duration.ofMillis(250),
+    Duration.ofMillis(500),
+    Duration.ofSeconds(1),
+    Duration.ofMillis(2500),
+    Duration.ofSeconds(5),
+    Duration.ofSeconds(10),
+    Duration.ofSeconds(30),
+    Duration.ofMinutes(1),
+    Duration.ofMinutes(2),
+    Duration.ofMinutes(5),
+    Duration.ofMinutes(10),
+    Duration.ofMinutes(30),
+    Duration.ofHours(1)
+  };
+
+  /** Bucket boundaries of one tick's run time: 1 ms to 10 s. */
+  static final Duration[] TICK_BUCKETS = {
+    Duration.ofMillis(1),
+    Duration.ofMillis(5),
+    Duration.ofMillis(10),
+    Duration.ofMillis(25),
+    Duration.ofMillis(50),
+    Duration.ofMillis(100),
+    Duration.ofMillis(250),
+    Duration.ofMillis(500),
+    Duration.ofSeconds(1),
+    Duration.ofSeconds(2),
+    Duration.ofSeconds(5),
+    Duration.ofSeconds(10)
+  };
+
+  private final MeterRegistry registry;
+  private final Clock clock;
+  private final AgroalDataSource dataSource;
+  private final ServiceManager services;
+  private final ConcurrentMap<String, KindMeters> kinds = new ConcurrentHashMap<>();
+  private volatile boolean refreshFailing;
+
+  JobMetrics(
+      MeterRegistry registry, Clock clock, AgroalDataSource dataSource, ServiceManager services) {
+    this.registry = registry;
+    this.clock = clock;
+    this.dataSource = dataSource;
+    this.services = services;
+  }
+
+  // ---- from the queue --------------------------------------------------------------------
+
+  /** {@code count} jobs of {@code kind} were enqueued (created, not an idempotent repeat). */
+  public void enqueued(String kind, int count) {
+    if (count > 0) {
+      meters(kind).enqueued.increment(count);
+    }
+  }
+
+  /** A failed job of {@code kind} was put back to pending by a caller. */
+  public void retried(String kind) {
+    meters(kind).retried.increment();
+  }
+
+  // ---- from the engine -------------------------------------------------------------------
+
+  @Override
+  public void claimed(String kind, Job job, Instant startedAt) {
+    if (job.createdAt != null) {
+      meters(kind).pickupDelay.record(nonNegative(Duration.between(job.createdAt, startedAt)));
+    }
+  }
+
+  @Override
+  public void completed(String kind, Completion completion) {
+    KindMeters m = meters(kind);
+    (completion.status() == JobStatus.DONE ? m.completedDone : m.completedFailed).increment();
+    m.duration.record(Duration.ofMillis(completion.durationMs()));
+    addStat(m.bytesIn, completion.stat("bytes_in"));
+    addStat(m.bytesOut, completion.stat("bytes_out"));
+    addStat(m.items, completion.stat("item_count"));
+  }
+
+  @Override
+  public void ran(String kind, TickResult result) {
+    KindMeters m = meters(kind);
+    m.requeued.increment(result.requeued());
+    m.abandoned.increment(result.abandoned());
+    m.swept.increment(result.swept());
+    m.cleanupErrors.increment(result.cleanupErrors());
+    m.timedOut.increment(result.timedOut());
+  }
+
+  @Override
+  public void tickTook(String kind, Duration elapsed) {
+    meters(kind).tickDuration.record(nonNegative(elapsed));
+  }
+
+  // ---- from the database -----------------------------------------------------------------
+
+  /**
+   * Reads the queue depth by kind and status, and the oldest pending job of each kind, in one
+   * grouped query, and sets the gauges; a kind or status with no rows reads zero. Runs on every
+   * replica, owner or not, every {@code jobs.tick-interval}. On a database error the gauges keep
+   * their last values.
+   */
+  @Scheduled(
+      identity = "jobs-metrics-refresh",
+      every = "${jobs.tick-interval}",
+      concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+  public void refreshQueueGauges() {
+    Map<String, Map<JobStatus, Long>> counts = new HashMap<>();
+    Map<String, Instant> oldest = new HashMap<>();
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_COUNT_BY_KIND_AND_STATUS);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        String kind = rs.getString(1);
+        JobStatus status = JobStatus.fromDbValue(rs.getString(2)).orElse(null);
+        if (status == null) {
+          continue;
+        }
+        counts
+            .computeIfAbsent(kind, k -> new EnumMap<>(JobStatus.class))
+            .put(status, rs.getLong(3));
+        OffsetDateTime created = rs.getObject(4, OffsetDateTime.class);
+        if (created != null) {
+          oldest.put(kind, created.toInstant());
+        }
+      }
+    } catch (SQLException | RuntimeException e) {
+      if (!refreshFailing) {
+        refreshFailing = true;
+        LOG.warnf("Could not read the queue depth; the gauges keep their last values: %s", e);
+      }
+      return;
+    }
+    if (refreshFailing) {
+      refreshFailing = false;
+      LOG.info("Reading the queue depth works again");
+    }
+    Set<String> all = new HashSet<>(services.kinds());
+    all.addAll(counts.keySet());
+    all.addAll(kinds.keySet());
+    for (String kind : all) {
+      KindMeters m = meters(kind);
+      Map<JobStatus, Long> byStatus = counts.getOrDefault(kind, Map.of());
+      for (JobStatus status : JobStatus.values()) {
+        m.depth.get(status).set(byStatus.getOrDefault(status, 0L));
+      }
+      m.oldestPending.set(oldest.get(kind));
+    }
+  }
+
+  // ---- meters ----------------------------------------------------------------------------
+
+  private KindMeters meters(String kind) {
+    return kinds.computeIfAbsent(kind, KindMeters::new);
+  }
+
+  private static void addStat(Counter counter, Long value) {
+    if (value != null && value > 0) {
+      counter.increment(value);
+    }
+  }
+
+  private static Duration nonNegative(Duration d) {
+    return d.isNegative() ? Duration.ZERO : d;
+  }
+
+  /** Every meter of one kind, registered together so that each series exists from the start. */
+  private final class KindMeters {
+    final Counter enqueued;
+    final Counter retried;
+    final Counter completedDone;
+    final Counter completedFailed;
+    final Timer duration;
+    final Timer pickupDelay;
+    final Counter bytesIn;
+    final Counter bytesOut;
+    final Counter items;
+    final Counter requeued;
+    final Counter abandoned;
+    final Counter swept;
+    final Counter cleanupErrors;
+    final Counter timedOut;
+    final Timer tickDuration;
+    final Map<JobStatus, AtomicLong> depth = new EnumMap<>(JobStatus.class);
+    final AtomicReference<Instant> oldestPending = new AtomicReference<>();
+
+    KindMeters(String kind) {
+      enqueued = counter("jobs.enqueued", kind, "Jobs enqueued");
+      retried = counter("jobs.retried", kind, "Failed jobs put back to pending by a caller");
+      completedDone = completed(kind, "done");
+      completedFailed = completed(kind, "failed");
+      duration =
+          Timer.builder("jobs.duration")
+              .description("Processing time of completed jobs, from start to outcome")
+              .tag("kind", kind)
+              .publishPercentileHistogram()
+              .serviceLevelObjectives(JOB_TIME_BUCKETS)
+              .minimumExpectedValue(JOB_TIME_BUCKETS[0])
+              .maximumExpectedValue(JOB_TIME_BUCKETS[JOB_TIME_BUCKETS.length - 1])
+              .register(registry);
+      pickupDelay =
+          Timer.builder("jobs.pickup.delay")
+              .description("Time claimed jobs waited between enqueue and start")
+              .tag("kind", kind)
+              .publishPercentileHistogram()
+              .serviceLevelObjectives(JOB_TIME_BUCKETS)
+              .minimumExpectedValue(JOB_TIME_BUCKETS[0])
+              .maximumExpectedValue(JOB_TIME_BUCKETS[JOB_TIME_BUCKETS.length - 1])
+              .register(registry);
+      bytesIn = counter("jobs.bytes.in", kind, "Bytes read by completed jobs");
+      bytesOut = counter("jobs.bytes.out", kind, "Bytes written by completed jobs");
+      items = counter("jobs.items", kind, "Items processed by completed jobs");
+      requeued = recovered(kind, "requeued");
+      abandoned = recovered(kind, "failed");
+      swept = counter("jobs.swept", kind, "Expired jobs deleted with their files");
+      cleanupErrors =
+          counter("jobs.cleanup.errors", kind, "Expired jobs kept because their cleanup failed");
+      timedOut = counter("jobs.timed.out", kind, "Jobs failed for running past their timeout");
+      tickDuration =
+          Timer.builder("jobs.tick.duration")
+              .description("Time one scheduled run of a service took")
+              .tag("kind", kind)
+              .serviceLevelObjectives(TICK_BUCKETS)
+              .register(registry);
+      for (JobStatus status : JobStatus.values()) {
+        AtomicLong value = new AtomicLong();
+        depth.put(status, value);
+        Gauge.builder("jobs.queue.depth", value, AtomicLong::get)
+            .description("Jobs in the database by status, as of the last refresh")
+            .tag("kind", kind)
+            .tag("status", status.dbValue())
+            .strongReference(true)
+            .register(registry);
+      }
+      Gauge.builder("jobs.oldest.pending.age", oldestPending, this::ageSeconds)
+          .description("Seconds the oldest pending job has waited, 0 when none is pending")
+          .tag("kind", kind)
+          .baseUnit("seconds")
+          .strongReference(true)
+          .register(registry);
+    }
+
+    private double ageSeconds(AtomicReference<Instant> oldest) {
+      Instant created = oldest.get();
+      if (created == null) {
+        return 0;
+      }
+      return Math.max(0, Duration.between(created, clock.now()).toMillis() / 1000.0);
+    }
+
+    private Counter counter(String name, String kind, String description) {
+      return Counter.builder(name).description(description).tag("kind", kind).register(registry);
+    }
+
+    private Counter completed(String kind, String status) {
+      return Counter.builder("jobs.completed")
+          .description("Job outcomes written, by final status")
+          .tag("kind", kind)
+          .tag("status", status)
+          .register(registry);
+    }
+
+    private Counter recovered(String kind, String outcome) {
+      return Counter.builder("jobs.orphans.recovered")
+          .description("Orphaned running jobs recovered: put back to pending, or failed")
+          .tag("kind", kind)
+          .tag("outcome", outcome)
+          .register(registry);
+    }
+  }
+}
