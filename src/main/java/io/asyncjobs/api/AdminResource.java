@@ -3,6 +3,7 @@ package io.asyncjobs.api;
 import io.asyncjobs.auth.Caller;
 import io.asyncjobs.auth.DownloadLinks;
 import io.asyncjobs.engine.BaseService;
+import io.asyncjobs.engine.JobService;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.Owner;
@@ -19,6 +20,7 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import java.util.List;
+import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
@@ -42,13 +44,16 @@ public class AdminResource {
   private final JobQueue queue;
   private final DownloadLinks links;
   private final JobLists jobs;
+  private final ServiceCards cards;
 
   AdminResource(
       ServiceManager services,
       SettingsStore settings,
       JobQueue queue,
       DownloadLinks links,
-      JobLists jobs) {
+      JobLists jobs,
+      ServiceCards cards) {
+    this.cards = cards;
     this.services = services;
     this.settings = settings;
     this.queue = queue;
@@ -58,12 +63,38 @@ public class AdminResource {
 
   @GET
   @Path("services")
-  @Operation(summary = "Every service with its settings")
-  @APIResponse(responseCode = "200", description = "One entry per registered service")
+  @Operation(
+      summary = "Every service's card",
+      description =
+          "Per service: jobs by status, jobs finished in the last hour and in each of its minutes,"
+              + " p50/p95 processing time of the last hour's done jobs, bytes and items of the jobs"
+              + " kept, how long the oldest pending job has waited, and the settings.")
+  @APIResponse(responseCode = "200", description = "One card per registered service")
   @APIResponse(responseCode = "401", ref = "unauthenticated")
   @APIResponse(responseCode = "403", ref = "forbidden")
-  public List<SettingsView> services() {
-    return services.all().stream().map(BaseService::name).sorted().map(this::view).toList();
+  public List<ServiceCard> services() {
+    Map<String, ServiceCards.Figures> figures = cards.figures();
+    return services.all().stream()
+        .sorted(java.util.Comparator.comparing(BaseService::name))
+        .map(
+            service -> {
+              ServiceCards.Figures f =
+                  figures.getOrDefault(service.name(), ServiceCards.Figures.none());
+              String title = service instanceof JobService job ? job.title() : service.name();
+              return new ServiceCard(
+                  service.name(),
+                  title,
+                  f.counts(),
+                  f.completedLastHour(),
+                  f.perMinuteList(),
+                  f.durationMs(),
+                  f.bytesIn(),
+                  f.bytesOut(),
+                  f.items(),
+                  f.oldestPendingAgeSeconds(),
+                  view(service.name()));
+            })
+        .toList();
   }
 
   @GET

@@ -92,6 +92,38 @@ class AdminApiTest {
   }
 
   @Test
+  void shouldShowACardPerServiceWithCountsRatesDurationsAndBytes() throws Exception {
+    enqueue(JobsApiTest.ALICE, "{\"artifact_bytes\": 300}");
+    enqueue(JobsApiTest.ALICE, "{\"fail\": true}");
+    enqueue(JobsApiTest.BOB, "{}");
+    noop.runOnce();
+    assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
+    noop.runOnce();
+    enqueue(JobsApiTest.BOB, "{}"); // still pending
+    db.update(
+        "UPDATE jobs SET created_at = now() - interval '90 seconds' WHERE status = 'pending'");
+
+    io.restassured.response.Response cards = as(ADMIN).get("/api/admin/services");
+    cards.then().statusCode(200);
+    String card = "find { it.service == 'noop' }";
+    assertThat(cards.<String>path(card + ".title")).isEqualTo("No-op (diagnostics)");
+    assertThat(cards.<Integer>path(card + ".counts.done")).isEqualTo(2);
+    assertThat(cards.<Integer>path(card + ".counts.failed")).isEqualTo(1);
+    assertThat(cards.<Integer>path(card + ".counts.pending")).isEqualTo(1);
+    assertThat(cards.<Integer>path(card + ".completed_last_hour")).isEqualTo(3);
+    List<Integer> perMinute = cards.path(card + ".per_minute");
+    assertThat(perMinute).hasSize(60);
+    assertThat(perMinute.stream().mapToInt(Integer::intValue).sum()).isEqualTo(3);
+    assertThat(cards.<Float>path(card + ".duration_ms.p50")).isNotNull();
+    assertThat(cards.<Integer>path(card + ".bytes_out")).isEqualTo(300);
+    assertThat(cards.<Integer>path(card + ".items")).isEqualTo(2);
+    assertThat(cards.<Integer>path(card + ".oldest_pending_age_seconds")).isBetween(85, 200);
+    assertThat(cards.<Integer>path(card + ".settings.effective.max_concurrent")).isEqualTo(4);
+    // A kind without jobs still has its card, with zeros.
+    assertThat(cards.<Integer>path("find { it.service == 'zip' }.counts.done")).isZero();
+  }
+
+  @Test
   void shouldRefuseBadSettingsAndLeaveTheOldOnes() {
     settings.update("noop", new SettingsOverride(null, 3, null, null));
     for (String body :

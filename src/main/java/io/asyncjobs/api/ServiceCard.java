@@ -1,0 +1,38 @@
+package io.asyncjobs.api;
+
+import java.util.List;
+
+/**
+ * The aggregate card of one service, as the admin page shows it.
+ *
+ * @param service the service's name (its kind)
+ * @param title its human title
+ * @param counts jobs by status now
+ * @param completedLastHour jobs finished (done or failed) in the last hour
+ * @param perMinute jobs finished in each of the last 60 minutes, oldest first
+ * @param durationMs p50 and p95 processing time of jobs done in the last hour, null without any
+ * @param bytesIn bytes read by the jobs kept now
+ * @param bytesOut bytes written by the jobs kept now
+ * @param items items handled by the jobs kept now
+ * @param oldestPendingAgeSeconds how long the oldest pending job has waited, null when none waits
+ * @param settings the service's configured, overridden and effective settings
+ */
+public record ServiceCard(
+    String service,
+    String title,
+    Counts counts,
+    long completedLastHour,
+    List<Long> perMinute,
+    Percentiles durationMs,
+    long bytesIn,
+    long bytesOut,
+    long items,
+    Long oldestPendingAgeSeconds,
+    SettingsView settings) {
+
+  /** Jobs by status. */
+  public record Counts(long pending, long running, long done, long failed) {}
+
+  /** Two percentiles of a duration, in milliseconds. */
+  public record Percentiles(Double p50, Double p95) {}
+}
