@@ -36,6 +36,14 @@ class HealthTest {
         .body("checks.find { it.name == 'owner lock' }.data.mode", equalTo("postgres"))
         .body("checks.find { it.name == 'owner lock' }.data.epoch", greaterThan(0))
         .body("checks.find { it.name == 'owner lock' }.data.since", notNullValue());
+    given()
+        .get("/q/health/ready")
+        .then()
+        .body("checks.find { it.name == 'database schema' }.status", equalTo("UP"))
+        .body(
+            "checks.find { it.name == 'database schema' }.data.version",
+            equalTo(String.valueOf(newestMigration())))
+        .body("checks.find { it.name == 'database schema' }.data.pending", equalTo(0));
   }
 
   @Test
@@ -49,5 +57,20 @@ class HealthTest {
         .body(containsString("jobs_owner 1.0"))
         .body(containsString("jobs_owner_renewals_total"))
         .body(containsString("jobs_owner_changes_total"));
+  }
+
+  /** The highest V<n> among the migrations this build carries. */
+  static int newestMigration() {
+    try (java.util.stream.Stream<java.nio.file.Path> files =
+        java.nio.file.Files.list(java.nio.file.Path.of("src/main/resources/db/migration"))) {
+      return files
+          .map(p -> p.getFileName().toString())
+          .filter(n -> n.matches("V\\d+__.*\\.sql"))
+          .mapToInt(n -> Integer.parseInt(n.substring(1, n.indexOf("__"))))
+          .max()
+          .orElseThrow();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 }

@@ -1,0 +1,47 @@
+package io.asyncjobs.db;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Arrays;
+import org.eclipse.microprofile.health.HealthCheck;
+import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
+import org.eclipse.microprofile.health.Readiness;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.MigrationInfo;
+import org.flywaydb.core.api.MigrationInfoService;
+import org.flywaydb.core.api.MigrationState;
+
+/**
+ * Readiness of the database schema: up only when every migration this build carries has been
+ * applied and none failed. A replica whose schema lags (or a half-applied migration) is taken out
+ * of the Service rather than failing requests.
+ */
+@Readiness
+@ApplicationScoped
+public class SchemaHealthCheck implements HealthCheck {
+
+  private final Flyway flyway;
+
+  SchemaHealthCheck(Flyway flyway) {
+    this.flyway = flyway;
+  }
+
+  @Override
+  public HealthCheckResponse call() {
+    HealthCheckResponseBuilder response = HealthCheckResponse.named("database schema");
+    try {
+      MigrationInfoService info = flyway.info();
+      MigrationInfo current = info.current();
+      long pending = info.pending().length;
+      long failed =
+          Arrays.stream(info.all()).filter(m -> m.getState() == MigrationState.FAILED).count();
+      response
+          .withData("version", current == null ? "none" : current.getVersion().getVersion())
+          .withData("pending", pending)
+          .withData("failed", failed);
+      return (pending == 0 && failed == 0 ? response.up() : response.down()).build();
+    } catch (RuntimeException e) {
+      return response.down().withData("error", e.getClass().getSimpleName()).build();
+    }
+  }
+}
