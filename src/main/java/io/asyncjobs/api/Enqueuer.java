@@ -4,13 +4,18 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.asyncjobs.auth.Caller;
 import io.asyncjobs.engine.ServiceManager;
+import io.asyncjobs.files.FileScope;
+import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.Owner;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.ws.rs.core.Response;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
 import java.util.regex.Pattern;
@@ -32,11 +37,63 @@ public class Enqueuer {
   private final JobQueue queue;
   private final ServiceManager services;
   private final ObjectMapper json;
+  private final FileScopes scopes;
 
-  Enqueuer(JobQueue queue, ServiceManager services, ObjectMapper json) {
+  Enqueuer(JobQueue queue, ServiceManager services, ObjectMapper json, FileScopes scopes) {
     this.queue = queue;
     this.services = services;
     this.json = json;
+    this.scopes = scopes;
+  }
+
+  /**
+   * What a file kind's check made of a request body.
+   *
+   * @param payload the fields to store (the scope is added by {@link #acceptFileJob})
+   * @param preferredName the download's file name, or null
+   */
+  public record FileJob(Map<String, Object> payload, String preferredName) {}
+
+  /** A file kind's check of a request body against the caller's scope. */
+  @FunctionalInterface
+  public interface FileJobCheck {
+    /**
+     * @throws IllegalArgumentException (a {@code PathRefusedException} too) for a 400 naming the
+     *     problem; a {@link ProblemException} passes through as it is
+     */
+    FileJob check(FileScope scope, Map<String, Object> body) throws IOException;
+  }
+
+  /**
+   * The enqueue of a kind that works on the caller's files: the kind must be enabled and the body
+   * present; {@code check} validates it against the caller's scope (its own folder, or all of
+   * {@code files/} for an admin), and the scope is recorded in the payload for {@code process}.
+   *
+   * @param example a body to show when none was sent
+   */
+  public Response acceptFileJob(
+      Caller caller,
+      String kind,
+      Map<String, Object> body,
+      String idempotencyKey,
+      String example,
+      FileJobCheck check) {
+    requireEnabled(kind);
+    if (body == null) {
+      throw ProblemException.badRequest("the body must be a JSON object, for example " + example);
+    }
+    FileScope scope = scopes.forCaller(caller);
+    FileJob job;
+    try {
+      job = check.check(scope, body);
+    } catch (IllegalArgumentException e) {
+      throw ProblemException.badRequest(e.getMessage());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    Map<String, Object> stored = new LinkedHashMap<>(job.payload());
+    stored.put(FileScope.PAYLOAD_KEY, scope.relative());
+    return accept(caller, kind, stored, job.preferredName(), idempotencyKey);
   }
 
   /**

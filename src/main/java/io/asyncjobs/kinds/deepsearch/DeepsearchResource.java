@@ -2,10 +2,7 @@ package io.asyncjobs.kinds.deepsearch;
 
 import io.asyncjobs.api.EnqueuedView;
 import io.asyncjobs.api.Enqueuer;
-import io.asyncjobs.api.ProblemException;
 import io.asyncjobs.auth.Caller;
-import io.asyncjobs.files.FileScope;
-import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.files.Payloads;
 import io.quarkus.security.Authenticated;
 import jakarta.ws.rs.Consumes;
@@ -16,7 +13,6 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.nio.file.Files;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import org.apache.lucene.queryparser.classic.ParseException;
@@ -52,12 +48,10 @@ public class DeepsearchResource {
 
   private final Enqueuer enqueuer;
   private final Caller caller;
-  private final FileScopes scopes;
 
-  DeepsearchResource(Enqueuer enqueuer, Caller caller, FileScopes scopes) {
+  DeepsearchResource(Enqueuer enqueuer, Caller caller) {
     this.enqueuer = enqueuer;
     this.caller = caller;
-    this.scopes = scopes;
   }
 
   /**
@@ -104,38 +98,34 @@ public class DeepsearchResource {
           @HeaderParam(Enqueuer.IDEMPOTENCY_KEY)
           String idempotencyKey,
       Map<String, Object> payload) {
-    enqueuer.requireEnabled(DeepsearchService.KIND);
-    if (payload == null) {
-      throw ProblemException.badRequest(
-          "the body must be a JSON object, for example {\"root\": \"docs\", \"query\": \"x\"}");
-    }
-    Map<String, Object> stored = new LinkedHashMap<>(payload);
-    try {
-      Payloads.allowOnly(payload, KEYS);
-      String root = Payloads.string(payload, "root", MAX_PATH);
-      String query = Payloads.string(payload, "query", MAX_QUERY);
-      Payloads.optionalInt(payload, "limit", 1, DeepsearchService.MAX_LIMIT);
-      FileScope scope = scopes.forCaller(caller);
-      java.nio.file.Path folder = scope.resolve(root);
-      if (!Files.isDirectory(folder)) {
-        throw new IllegalArgumentException(
-            "root must name an existing folder in your tree; \""
-                + root
-                + (Files.exists(folder) ? "\" is not a folder" : "\" does not exist"));
-      }
-      try {
-        DeepsearchService.parse(query);
-      } catch (ParseException e) {
-        throw new IllegalArgumentException("query: " + e.getMessage());
-      } catch (RuntimeException e) {
-        // Lucene refuses some well-formed queries while building them (a regular expression too
-        // complex to run, too many clauses): still the caller's query, so a 400.
-        throw new IllegalArgumentException("query cannot be run: " + e.getMessage());
-      }
-      stored.put(FileScope.PAYLOAD_KEY, scope.relative());
-    } catch (IllegalArgumentException e) { // PathRefusedException included
-      throw ProblemException.badRequest(e.getMessage());
-    }
-    return enqueuer.accept(caller, DeepsearchService.KIND, stored, null, idempotencyKey);
+    return enqueuer.acceptFileJob(
+        caller,
+        DeepsearchService.KIND,
+        payload,
+        idempotencyKey,
+        "{\"root\": \"docs\", \"query\": \"x\"}",
+        (scope, body) -> {
+          Payloads.allowOnly(body, KEYS);
+          String root = Payloads.string(body, "root", MAX_PATH);
+          String query = Payloads.string(body, "query", MAX_QUERY);
+          Payloads.optionalInt(body, "limit", 1, DeepsearchService.MAX_LIMIT);
+          java.nio.file.Path folder = scope.resolve(root);
+          if (!Files.isDirectory(folder)) {
+            throw new IllegalArgumentException(
+                "root must name an existing folder in your tree; \""
+                    + root
+                    + (Files.exists(folder) ? "\" is not a folder" : "\" does not exist"));
+          }
+          try {
+            DeepsearchService.parse(query);
+          } catch (ParseException e) {
+            throw new IllegalArgumentException("query: " + e.getMessage());
+          } catch (RuntimeException e) {
+            // Lucene refuses some well-formed queries while building them (a regular expression
+            // too complex to run, too many clauses): still the caller's query, so a 400.
+            throw new IllegalArgumentException("query cannot be run: " + e.getMessage());
+          }
+          return new Enqueuer.FileJob(body, null);
+        });
   }
 }

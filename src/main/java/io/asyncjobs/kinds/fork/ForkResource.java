@@ -4,8 +4,6 @@ import io.asyncjobs.api.EnqueuedView;
 import io.asyncjobs.api.Enqueuer;
 import io.asyncjobs.api.ProblemException;
 import io.asyncjobs.auth.Caller;
-import io.asyncjobs.files.FileScope;
-import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.files.Payloads;
 import io.quarkus.security.Authenticated;
 import jakarta.ws.rs.Consumes;
@@ -15,7 +13,6 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import org.eclipse.microprofile.openapi.annotations.Operation;
@@ -47,12 +44,10 @@ public class ForkResource {
 
   private final Enqueuer enqueuer;
   private final Caller caller;
-  private final FileScopes scopes;
 
-  ForkResource(Enqueuer enqueuer, Caller caller, FileScopes scopes) {
+  ForkResource(Enqueuer enqueuer, Caller caller) {
     this.enqueuer = enqueuer;
     this.caller = caller;
-    this.scopes = scopes;
   }
 
   /**
@@ -98,24 +93,22 @@ public class ForkResource {
           @HeaderParam(Enqueuer.IDEMPOTENCY_KEY)
           String idempotencyKey,
       Map<String, Object> payload) {
-    enqueuer.requireEnabled(ForkService.KIND);
-    if (payload == null) {
-      throw ProblemException.badRequest(
-          "the body must be a JSON object, for example {\"source\": \"a\", \"target\": \"b\"}");
-    }
-    Map<String, Object> stored = new LinkedHashMap<>(payload);
-    try {
-      Payloads.allowOnly(payload, KEYS);
-      String source = Payloads.string(payload, "source", MAX_PATH);
-      String target = Payloads.string(payload, "target", MAX_PATH);
-      FileScope scope = scopes.forCaller(caller);
-      ForkService.plan(scope, source, target);
-      stored.put(FileScope.PAYLOAD_KEY, scope.relative());
-    } catch (ForkService.TargetExistsException e) {
-      throw ProblemException.conflict("target-exists", "Target exists", e.getMessage());
-    } catch (IllegalArgumentException e) { // PathRefusedException included
-      throw ProblemException.badRequest(e.getMessage());
-    }
-    return enqueuer.accept(caller, ForkService.KIND, stored, null, idempotencyKey);
+    return enqueuer.acceptFileJob(
+        caller,
+        ForkService.KIND,
+        payload,
+        idempotencyKey,
+        "{\"source\": \"a\", \"target\": \"b\"}",
+        (scope, body) -> {
+          Payloads.allowOnly(body, KEYS);
+          String source = Payloads.string(body, "source", MAX_PATH);
+          String target = Payloads.string(body, "target", MAX_PATH);
+          try {
+            ForkService.plan(scope, source, target);
+          } catch (ForkService.TargetExistsException e) {
+            throw ProblemException.conflict("target-exists", "Target exists", e.getMessage());
+          }
+          return new Enqueuer.FileJob(body, null);
+        });
   }
 }

@@ -2,10 +2,7 @@ package io.asyncjobs.kinds.seo;
 
 import io.asyncjobs.api.EnqueuedView;
 import io.asyncjobs.api.Enqueuer;
-import io.asyncjobs.api.ProblemException;
 import io.asyncjobs.auth.Caller;
-import io.asyncjobs.files.FileScope;
-import io.asyncjobs.files.FileScopes;
 import io.quarkus.security.Authenticated;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.HeaderParam;
@@ -14,7 +11,6 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
@@ -38,12 +34,10 @@ public class SeoResource {
 
   private final Enqueuer enqueuer;
   private final Caller caller;
-  private final FileScopes scopes;
 
-  SeoResource(Enqueuer enqueuer, Caller caller, FileScopes scopes) {
+  SeoResource(Enqueuer enqueuer, Caller caller) {
     this.enqueuer = enqueuer;
     this.caller = caller;
-    this.scopes = scopes;
   }
 
   /**
@@ -89,24 +83,15 @@ public class SeoResource {
           @HeaderParam(Enqueuer.IDEMPOTENCY_KEY)
           String idempotencyKey,
       Map<String, Object> payload) {
-    enqueuer.requireEnabled(SeoService.KIND);
-    if (payload == null) {
-      throw ProblemException.badRequest(
-          "the body must be a JSON object, for example {\"site\": \"www\"}");
-    }
-    FileScope scope = scopes.forCaller(caller);
-    try {
-      SeoService.validate(scope, payload);
-    } catch (IllegalArgumentException e) {
-      throw ProblemException.badRequest(e.getMessage());
-    }
-    Map<String, Object> stored = new LinkedHashMap<>(payload);
-    stored.put(FileScope.PAYLOAD_KEY, scope.relative());
-    return enqueuer.accept(
+    return enqueuer.acceptFileJob(
         caller,
         SeoService.KIND,
-        stored,
-        SiteFiles.preferredName(payload, "-seo.zip"),
-        idempotencyKey);
+        payload,
+        idempotencyKey,
+        "{\"site\": \"www\"}",
+        (scope, body) -> {
+          SeoService.validate(scope, body);
+          return new Enqueuer.FileJob(body, SiteFiles.preferredName(body, "-seo.zip"));
+        });
   }
 }

@@ -2,10 +2,7 @@ package io.asyncjobs.kinds.seometa;
 
 import io.asyncjobs.api.EnqueuedView;
 import io.asyncjobs.api.Enqueuer;
-import io.asyncjobs.api.ProblemException;
 import io.asyncjobs.auth.Caller;
-import io.asyncjobs.files.FileScope;
-import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.kinds.seo.SiteFiles;
 import io.quarkus.security.Authenticated;
 import jakarta.ws.rs.Consumes;
@@ -15,7 +12,6 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
@@ -40,12 +36,10 @@ public class SeoMetaResource {
 
   private final Enqueuer enqueuer;
   private final Caller caller;
-  private final FileScopes scopes;
 
-  SeoMetaResource(Enqueuer enqueuer, Caller caller, FileScopes scopes) {
+  SeoMetaResource(Enqueuer enqueuer, Caller caller) {
     this.enqueuer = enqueuer;
     this.caller = caller;
-    this.scopes = scopes;
   }
 
   /**
@@ -91,25 +85,16 @@ public class SeoMetaResource {
           @HeaderParam(Enqueuer.IDEMPOTENCY_KEY)
           String idempotencyKey,
       Map<String, Object> payload) {
-    enqueuer.requireEnabled(SeoMetaService.KIND);
-    if (payload == null) {
-      throw ProblemException.badRequest(
-          "the body must be a JSON object, for example {\"site\": \"www\"}");
-    }
-    FileScope scope = scopes.forCaller(caller);
-    boolean copies;
-    try {
-      copies = SeoMetaService.validate(scope, payload);
-    } catch (IllegalArgumentException e) {
-      throw ProblemException.badRequest(e.getMessage());
-    }
-    Map<String, Object> stored = new LinkedHashMap<>(payload);
-    stored.put(FileScope.PAYLOAD_KEY, scope.relative());
-    return enqueuer.accept(
+    return enqueuer.acceptFileJob(
         caller,
         SeoMetaService.KIND,
-        stored,
-        SiteFiles.preferredName(payload, copies ? "-meta.zip" : "-meta.json"),
-        idempotencyKey);
+        payload,
+        idempotencyKey,
+        "{\"site\": \"www\"}",
+        (scope, body) -> {
+          boolean copies = SeoMetaService.validate(scope, body);
+          return new Enqueuer.FileJob(
+              body, SiteFiles.preferredName(body, copies ? "-meta.zip" : "-meta.json"));
+        });
   }
 }

@@ -2,10 +2,7 @@ package io.asyncjobs.kinds.zip;
 
 import io.asyncjobs.api.EnqueuedView;
 import io.asyncjobs.api.Enqueuer;
-import io.asyncjobs.api.ProblemException;
 import io.asyncjobs.auth.Caller;
-import io.asyncjobs.files.FileScope;
-import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.files.Payloads;
 import io.quarkus.security.Authenticated;
 import jakarta.ws.rs.Consumes;
@@ -51,12 +48,10 @@ public class ZipResource {
 
   private final Enqueuer enqueuer;
   private final Caller caller;
-  private final FileScopes scopes;
 
-  ZipResource(Enqueuer enqueuer, Caller caller, FileScopes scopes) {
+  ZipResource(Enqueuer enqueuer, Caller caller) {
     this.enqueuer = enqueuer;
     this.caller = caller;
-    this.scopes = scopes;
   }
 
   @POST
@@ -90,33 +85,31 @@ public class ZipResource {
           @HeaderParam(Enqueuer.IDEMPOTENCY_KEY)
           String idempotencyKey,
       Map<String, Object> body) {
-    enqueuer.requireEnabled(ZipService.KIND);
-    if (body == null) {
-      throw ProblemException.badRequest("the body must be a JSON object with paths");
-    }
-    FileScope scope = scopes.forCaller(caller);
-    Map<String, Object> payload = new LinkedHashMap<>();
-    String name;
-    try {
-      Payloads.allowOnly(body, FIELDS);
-      List<String> paths = Payloads.strings(body, "paths", 1, MAX_PATHS);
-      for (String path : paths) {
-        if (!Files.exists(scope.resolve(path), LinkOption.NOFOLLOW_LINKS)) {
-          throw new IllegalArgumentException("no file or folder \"" + path + "\" in your folder");
-        }
-      }
-      name = Payloads.optionalString(body, "name", 200).orElse(null);
-      if (name != null && (name.contains("/") || name.contains("\\"))) {
-        throw new IllegalArgumentException("name is a file name, without folders");
-      }
-      int level = Payloads.optionalInt(body, "level", 0, 9).orElse(DEFAULT_LEVEL);
-      payload.put("paths", paths);
-      payload.put("level", level);
-    } catch (IllegalArgumentException e) {
-      throw ProblemException.badRequest(e.getMessage());
-    }
-    payload.put(FileScope.PAYLOAD_KEY, scope.relative());
-    String download = name == null ? "archive.zip" : name.endsWith(".zip") ? name : name + ".zip";
-    return enqueuer.accept(caller, ZipService.KIND, payload, download, idempotencyKey);
+    return enqueuer.acceptFileJob(
+        caller,
+        ZipService.KIND,
+        body,
+        idempotencyKey,
+        "{\"paths\": [\"docs\"]}",
+        (scope, request) -> {
+          Payloads.allowOnly(request, FIELDS);
+          List<String> paths = Payloads.strings(request, "paths", 1, MAX_PATHS);
+          for (String path : paths) {
+            if (!Files.exists(scope.resolve(path), LinkOption.NOFOLLOW_LINKS)) {
+              throw new IllegalArgumentException(
+                  "no file or folder \"" + path + "\" in your folder");
+            }
+          }
+          String name = Payloads.optionalString(request, "name", 200).orElse(null);
+          if (name != null && (name.contains("/") || name.contains("\\"))) {
+            throw new IllegalArgumentException("name is a file name, without folders");
+          }
+          Map<String, Object> payload = new LinkedHashMap<>();
+          payload.put("paths", paths);
+          payload.put("level", Payloads.optionalInt(request, "level", 0, 9).orElse(DEFAULT_LEVEL));
+          String download =
+              name == null ? "archive.zip" : name.endsWith(".zip") ? name : name + ".zip";
+          return new Enqueuer.FileJob(payload, download);
+        });
   }
 }
