@@ -1,27 +1,30 @@
 package io.asyncjobs.example;
 
 import io.asyncjobs.engine.JobService;
+import io.asyncjobs.files.Artifacts;
+import io.asyncjobs.files.FileScope;
+import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.storage.DataDirectory;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 
-/** Counts the lines of text files under the data directory and writes a small report. */
+/** Counts the lines of text files in the caller's folder and writes a small report. */
 @ApplicationScoped
 public class LineCountService extends JobService {
 
-  private final DataDirectory data;
+  private final FileScopes scopes;
+  private final Artifacts artifacts;
 
-  LineCountService(DataDirectory data) {
-    this.data = data;
+  LineCountService(FileScopes scopes, Artifacts artifacts) {
+    this.scopes = scopes;
+    this.artifacts = artifacts;
   }
 
   @Override
@@ -36,26 +39,29 @@ public class LineCountService extends JobService {
 
   @Override
   protected Map<String, Object> process(Job job) throws Exception {
+    // The folder the enqueue endpoint recorded; every path is checked against it again here.
+    FileScope scope = scopes.forJob(job);
     @SuppressWarnings("unchecked")
     List<String> paths = (List<String>) job.payload.get("paths");
     List<String> lines = new ArrayList<>();
     long bytesIn = 0;
     for (String name : paths) {
-      Path file = data.root().resolve(name).normalize();
-      if (!file.startsWith(data.root())) {
-        throw new IllegalArgumentException("path leaves the data directory: " + name);
-      }
-      bytesIn += Files.size(file);
-      try (BufferedReader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      Path file = scope.resolve(name);
+      try (BufferedReader reader =
+          new BufferedReader(
+              new InputStreamReader(scope.openInputStream(file), StandardCharsets.UTF_8))) {
         lines.add(reader.lines().count() + " " + name);
       }
+      bytesIn += Files.size(file);
       reportProgress((double) lines.size() / paths.size(), (long) lines.size());
     }
-    Path folder = Files.createDirectories(artifactFolder(job));
-    Path report = Files.write(folder.resolve("report.txt"), lines, StandardCharsets.UTF_8);
+    Path report = artifacts.folder(kind(), job.uid).resolve("report.txt");
+    Path partial = Artifacts.partial(report);
+    Files.write(partial, lines, StandardCharsets.UTF_8);
+    Artifacts.publish(partial, report);
     return Map.of(
         RESULT_FILE,
-        data.root().relativize(report).toString(),
+        artifacts.relative(report),
         "item_count",
         paths.size(),
         "bytes_in",
@@ -66,17 +72,6 @@ public class LineCountService extends JobService {
 
   @Override
   protected void cleanup(Job job) throws Exception {
-    Path folder = artifactFolder(job);
-    if (Files.exists(folder)) {
-      try (Stream<Path> tree = Files.walk(folder)) {
-        for (Path p : tree.sorted(Comparator.reverseOrder()).toList()) {
-          Files.delete(p);
-        }
-      }
-    }
-  }
-
-  private Path artifactFolder(Job job) {
-    return data.root().resolve("artifacts").resolve(kind()).resolve(job.uid.toString());
+    artifacts.remove(kind(), job.uid);
   }
 }

@@ -3,6 +3,7 @@ package io.asyncjobs.example;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.asyncjobs.engine.JobService;
+import io.asyncjobs.files.FileScope;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
@@ -47,7 +48,7 @@ class LineCountServiceTest {
     UUID uid =
         queue.enqueue(
             "linecount",
-            Map.of("paths", List.of("files/example/a.txt", "files/example/b.txt")),
+            Map.of("paths", List.of("a.txt", "b.txt"), FileScope.PAYLOAD_KEY, "files/example"),
             "user",
             "alice",
             null);
@@ -62,7 +63,7 @@ class LineCountServiceTest {
     assertThat(job.bytesIn).isEqualTo(19L);
     Path report = data.root().resolve((String) job.result.get(JobService.RESULT_FILE));
     assertThat(Files.readAllLines(report, StandardCharsets.UTF_8))
-        .containsExactly("3 files/example/a.txt", "1 files/example/b.txt");
+        .containsExactly("3 a.txt", "1 b.txt");
     assertThat(job.bytesOut).isEqualTo(Files.size(report));
 
     clock.advance(Duration.ofDays(8));

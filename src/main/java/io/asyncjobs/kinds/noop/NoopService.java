@@ -2,8 +2,8 @@ package io.asyncjobs.kinds.noop;
 
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.engine.JobService;
+import io.asyncjobs.files.Artifacts;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.storage.DataDirectory;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.io.BufferedOutputStream;
@@ -12,15 +12,12 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Stream;
 
 /**
  * A diagnostic kind that does no real work: it returns at once, after {@code sleep_ms}, or fails
@@ -37,7 +34,7 @@ public class NoopService extends JobService {
   @Inject AgroalDataSource dataSource;
 
   /** Where the artifact goes; absent in a service made by hand. */
-  @Inject DataDirectory data;
+  @Inject Artifacts artifacts;
 
   /** Longest sleep a payload may ask for. */
   public static final long MAX_SLEEP_MS = 3_600_000;
@@ -106,23 +103,18 @@ public class NoopService extends JobService {
    * temporary name first, and returns the file's path relative to the data directory.
    */
   private String writeArtifact(Job job, long size) throws IOException {
-    if (data == null) {
+    if (artifacts == null) {
       throw new IllegalStateException("this noop service has no data directory");
     }
-    Path folder = Files.createDirectories(artifactFolder(job));
-    Path partial = folder.resolve("noop.txt.partial");
+    Path target = artifacts.folder(kind(), job.uid).resolve("noop.txt");
+    Path partial = Artifacts.partial(target);
     byte[] line = ("noop job " + job.uid + "\n").getBytes(StandardCharsets.US_ASCII);
     try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(partial), 1 << 16)) {
       for (long left = size; left > 0; left -= line.length) {
         out.write(line, 0, (int) Math.min(line.length, left));
       }
     }
-    Path file = Files.move(partial, folder.resolve("noop.txt"), StandardCopyOption.ATOMIC_MOVE);
-    return data.root().relativize(file).toString();
-  }
-
-  private Path artifactFolder(Job job) {
-    return data.root().resolve("artifacts").resolve(kind()).resolve(job.uid.toString());
+    return artifacts.relative(Artifacts.publish(partial, target));
   }
 
   /**
@@ -147,16 +139,8 @@ public class NoopService extends JobService {
 
   @Override
   protected void cleanup(Job job) throws IOException {
-    if (data == null) {
-      return;
-    }
-    Path folder = artifactFolder(job);
-    if (Files.exists(folder)) {
-      try (Stream<Path> tree = Files.walk(folder)) {
-        for (Path p : tree.sorted(Comparator.reverseOrder()).toList()) {
-          Files.delete(p);
-        }
-      }
+    if (artifacts != null) {
+      artifacts.remove(kind(), job.uid);
     }
   }
 
