@@ -93,7 +93,7 @@ public class Enqueuer {
     }
     Map<String, Object> stored = new LinkedHashMap<>(job.payload());
     stored.put(FileScope.PAYLOAD_KEY, scope.relative());
-    return accept(caller, kind, stored, job.preferredName(), idempotencyKey);
+    return enqueue(caller, kind, stored, job.preferredName(), idempotencyKey);
   }
 
   /**
@@ -112,6 +112,16 @@ public class Enqueuer {
       String preferredName,
       String idempotencyKey) {
     requireEnabled(kind);
+    return enqueue(caller, kind, payload, preferredName, idempotencyKey);
+  }
+
+  /** {@link #accept} once the kind is known to be enabled. */
+  private Response enqueue(
+      Caller caller,
+      String kind,
+      Map<String, Object> payload,
+      String preferredName,
+      String idempotencyKey) {
     Owner owner = caller.owner();
     requireStorableText(payload, "the payload");
     if (preferredName != null && preferredName.indexOf('\u0000') >= 0) {

@@ -30,8 +30,7 @@ public class ProblemException extends RuntimeException {
 
   /** The response: the problem body and any extra headers. */
   public Response toResponse() {
-    Response.ResponseBuilder builder =
-        Response.status(problem.status()).type(Problem.MEDIA_TYPE).entity(problem);
+    Response.ResponseBuilder builder = Response.fromResponse(problem.toResponse());
     headers.forEach(builder::header);
     return builder.build();
   }

@@ -55,8 +55,7 @@ public class ProblemMappers {
 
   @ServerExceptionMapper
   public Response forbidden(ForbiddenException e) {
-    return Problem.of(403, "forbidden", "Forbidden", "this route needs a role the token lacks")
-        .toResponse();
+    return ProblemException.forbidden("this route needs a role the token lacks").toResponse();
   }
 
   @ServerExceptionMapper
@@ -176,9 +175,6 @@ public class ProblemMappers {
   }
 
   private static Response unauthenticated(String detail) {
-    return Response.fromResponse(
-            Problem.of(401, "unauthenticated", "Unauthenticated", detail).toResponse())
-        .header(HttpHeaders.WWW_AUTHENTICATE, "Bearer")
-        .build();
+    return ProblemException.unauthenticated(detail).toResponse();
   }
 }

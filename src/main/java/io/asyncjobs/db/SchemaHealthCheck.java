@@ -14,7 +14,7 @@ import org.flywaydb.core.api.MigrationState;
 /**
  * Readiness of the database schema: up only when every migration this build carries has been
  * applied and none failed. A replica whose schema lags (or a half-applied migration) is taken out
- * of the Service rather than failing requests.
+ * of the Service rather than failing requests. Once complete, the answer is remembered.
  */
 @Readiness
 @ApplicationScoped
@@ -22,12 +22,22 @@ public class SchemaHealthCheck implements HealthCheck {
 
   private final Flyway flyway;
 
+  /**
+   * The answer once the schema was found complete. A build's migrations never change and a schema
+   * never goes back, so from then on probes skip the classpath scan and the history query.
+   */
+  private volatile HealthCheckResponse complete;
+
   SchemaHealthCheck(Flyway flyway) {
     this.flyway = flyway;
   }
 
   @Override
   public HealthCheckResponse call() {
+    HealthCheckResponse known = complete;
+    if (known != null) {
+      return known;
+    }
     HealthCheckResponseBuilder response = HealthCheckResponse.named("database schema");
     try {
       MigrationInfoService info = flyway.info();
@@ -39,7 +49,11 @@ public class SchemaHealthCheck implements HealthCheck {
           .withData("version", current == null ? "none" : current.getVersion().getVersion())
           .withData("pending", pending)
           .withData("failed", failed);
-      return (pending == 0 && failed == 0 ? response.up() : response.down()).build();
+      if (pending == 0 && failed == 0) {
+        complete = response.up().build();
+        return complete;
+      }
+      return response.down().build();
     } catch (RuntimeException e) {
       return response.down().withData("error", e.getClass().getSimpleName()).build();
     }

@@ -402,24 +402,17 @@ public abstract class JobService extends BaseService {
       } else if (cancelRequested.contains(task.job.uid)) {
         task.future.cancel(true);
         timedOut.add(task);
-        completion = Completion.failed(task.job.uid, "cancelled on request", task.startedAt, now);
+        completion = task.stopped("cancelled on request", now);
       } else if (Duration.between(task.startedAt, now).compareTo(settings.jobTimeout()) > 0) {
         task.future.cancel(true);
         timedOut.add(task);
         reaped.timedOut++;
         completion =
-            Completion.failed(
-                task.job.uid,
-                "timed out after " + settings.jobTimeout().toSeconds() + " s",
-                task.startedAt,
-                now);
+            task.stopped("timed out after " + settings.jobTimeout().toSeconds() + " s", now);
       } else {
         continue;
       }
       it.remove();
-      if (completion.lastProgress() == null) {
-        completion = completion.withProgress(task.progress.getAndSet(null));
-      }
       reaped.byEpoch.computeIfAbsent(task.epoch, e -> new ArrayList<>()).add(completion);
     }
     return reaped;
@@ -678,6 +671,12 @@ public abstract class JobService extends BaseService {
               ? Completion.failed(job.uid, describe(failure), startedAt, finishedAt)
               : Completion.done(job.uid, result, startedAt, finishedAt);
       return completion.withProgress(progress.getAndSet(null));
+    }
+
+    /** The failure of a task the owner stopped (cancel, timeout), with its last progress. */
+    Completion stopped(String error, Instant now) {
+      return Completion.failed(job.uid, error, startedAt, now)
+          .withProgress(progress.getAndSet(null));
     }
   }
 

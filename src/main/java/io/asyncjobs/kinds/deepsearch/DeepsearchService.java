@@ -142,8 +142,8 @@ public class DeepsearchService extends JobService {
     return parser.parse(query);
   }
 
-  /** A file that will be indexed: the path the walk reached it by and its real location. */
-  private record Candidate(Path path, Path real, Documents.Type type, long size) {}
+  /** A file that will be indexed: the path the walk reached it by, its type and size. */
+  private record Candidate(Path path, Documents.Type type, long size) {}
 
   /** What the walk found. */
   private static final class Walk {
@@ -253,7 +253,7 @@ public class DeepsearchService extends JobService {
         } else if (attrs.isRegularFile()) {
           Optional<Documents.Type> type = Documents.typeOf(entry);
           if (type.isPresent() && seen.add(identity(real, attrs))) {
-            walk.files.add(new Candidate(entry, real, type.get(), attrs.size()));
+            walk.files.add(new Candidate(entry, type.get(), attrs.size()));
             walk.bytes += Math.min(attrs.size(), Documents.MAX_DOCUMENT_BYTES);
           }
         }

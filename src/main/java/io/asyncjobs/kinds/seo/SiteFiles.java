@@ -9,6 +9,7 @@ import java.nio.file.FileSystemLoopException;
 import java.nio.file.FileVisitOption;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -195,19 +196,11 @@ public final class SiteFiles {
    * @return its bytes, or null when it now leads out of the scope or is gone
    */
   public byte[] read(Page page) throws IOException {
-    Path real;
-    try {
-      real = page.file().toRealPath();
-    } catch (IOException e) {
-      return null;
-    }
-    if (!scope.contains(real)) {
-      return null;
-    }
-    try (InputStream in = scope.openInputStream(real)) {
+    // openRead resolves the real location, checks it is inside the scope and opens it there.
+    try (InputStream in = scope.openInputStream(page.file())) {
       return in.readNBytes((int) MAX_PAGE_BYTES + 1);
-    } catch (PathRefusedException e) {
-      return null; // turned into a link out, or into something other than a file, meanwhile
+    } catch (PathRefusedException | NoSuchFileException e) {
+      return null; // gone, turned into a link out, or into something other than a file
     }
   }
 
@@ -219,16 +212,6 @@ public final class SiteFiles {
   /** Pages over {@link #MAX_PAGE_BYTES}, which are not parsed. */
   public List<String> tooLarge() {
     return tooLarge;
-  }
-
-  /** Every regular file of the site, by path relative to the site folder. */
-  public Set<String> files() {
-    return files;
-  }
-
-  /** Every folder of the site, by path relative to it; the site itself is {@code ""}. */
-  public Set<String> folders() {
-    return folders;
   }
 
   /** Links skipped: leading out of the scope, nowhere, or in a loop. */
