@@ -180,7 +180,11 @@ class AdminApiTest {
     noop.runOnce();
     assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
     noop.runOnce();
-    as(ADMIN).get("/api/jobs/" + uid).then().body("status", equalTo("failed"));
+    as(ADMIN)
+        .get("/api/jobs/" + uid)
+        .then()
+        .body("status", equalTo("failed"))
+        .body("error", equalTo("IllegalStateException: once"));
 
     as(JobsApiTest.ALICE).post("/api/admin/jobs/" + uid + "/retry").then().statusCode(403);
     as(ADMIN)
@@ -195,7 +199,11 @@ class AdminApiTest {
     assertThat(noop.runOnce().claimed()).isEqualTo(1);
     assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
     noop.runOnce();
-    as(ADMIN).get("/api/jobs/" + uid).then().body("status", equalTo("failed"));
+    as(ADMIN)
+        .get("/api/jobs/" + uid)
+        .then()
+        .body("status", equalTo("failed"))
+        .body("error", equalTo("IllegalStateException: once"));
 
     as(ADMIN)
         .post("/api/admin/jobs/0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f/retry")

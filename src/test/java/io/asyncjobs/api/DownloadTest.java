@@ -101,6 +101,7 @@ class DownloadTest {
 
     Response open = as(ALICE).header("Range", "bytes=990-").get(path);
     open.then().statusCode(206).header("Content-Range", "bytes 990-999/1000");
+    assertThat(open.asString()).isEqualTo(content.substring(990));
 
     as(ALICE)
         .header("Range", "bytes=1000-1005")
@@ -125,14 +126,14 @@ class DownloadTest {
     none.then().statusCode(200).header("Content-Length", "0");
 
     // Several ranges are not supported: the whole file, as HTTP allows.
-    as(ALICE).header("Range", "bytes=0-1,5-6").get(path).then().statusCode(200);
+    Response several = as(ALICE).header("Range", "bytes=0-1,5-6").get(path);
+    several.then().statusCode(200).header("Content-Length", "1000");
+    assertThat(several.header("Content-Range")).isNull();
+    assertThat(several.asString()).isEqualTo(content);
     // A stale If-Range sends the whole file too.
-    as(ALICE)
-        .header("Range", "bytes=0-1")
-        .header("If-Range", "\"old\"")
-        .get(path)
-        .then()
-        .statusCode(200);
+    Response stale = as(ALICE).header("Range", "bytes=0-1").header("If-Range", "\"old\"").get(path);
+    stale.then().statusCode(200).header("Content-Length", "1000");
+    assertThat(stale.asString()).isEqualTo(content);
   }
 
   @Test
@@ -198,7 +199,8 @@ class DownloadTest {
   void shouldRefuseDownloadsOfOtherOwnersMissingOrUnfinishedJobs() throws Exception {
     String uid = doneJob(10, null);
     as(BOB).get("/api/jobs/" + uid + "/download").then().statusCode(404);
-    as(Tokens.admin("root")).get("/api/jobs/" + uid + "/download").then().statusCode(200);
+    assertThat(as(Tokens.admin("root")).get("/api/jobs/" + uid + "/download").asString())
+        .isEqualTo(contentOf(uid, 10));
     as(ALICE).get("/api/jobs/" + UUID.randomUUID() + "/download").then().statusCode(404);
     as(ALICE).get("/api/jobs/nope/download").then().statusCode(400);
     given().get("/api/jobs/" + uid + "/download").then().statusCode(401);

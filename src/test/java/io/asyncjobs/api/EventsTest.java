@@ -130,7 +130,9 @@ class EventsTest {
       rest.add(last);
       last = stream.next();
     }
-    assertThat(last.get("error").asText()).isNotEmpty();
+    assertThat(last.get("error").asText()).isEqualTo("cancelled on request");
+    assertThat(rest)
+        .allSatisfy(event -> assertThat(event.get("status").asText()).isEqualTo("running"));
     assertThat(stream.ended()).as("the stream ends after the final event").isTrue();
   }
 

@@ -2,6 +2,7 @@ package io.asyncjobs.api;
 
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.hamcrest.Matchers.endsWith;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.nullValue;
@@ -34,6 +35,7 @@ class JobsApiTest {
   @Inject Database db;
   @Inject NoopService noop;
   @Inject JobQueue queue;
+  @Inject Enqueuer enqueuer;
 
   @BeforeEach
   void clean() {
@@ -222,7 +224,9 @@ class JobsApiTest {
                 .<List<String>>path("jobs.uid"))
         .containsExactly(a2);
     assertThat(as(ALICE).queryParam("kind", "noop").get("/api/jobs").<List<String>>path("jobs.uid"))
-        .hasSize(3);
+        .containsExactly(a3, a2, a1);
+    assertThat(as(ALICE).queryParam("kind", "zip").get("/api/jobs").<List<String>>path("jobs.uid"))
+        .isEmpty();
 
     Response first = as(ALICE).queryParam("limit", 2).get("/api/jobs");
     assertThat(first.<List<String>>path("jobs.uid")).containsExactly(a3, a2);
@@ -284,7 +288,11 @@ class JobsApiTest {
     noop.runOnce();
     assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
     noop.runOnce();
-    as(ALICE).get("/api/jobs/" + running).then().body("status", equalTo("failed"));
+    as(ALICE)
+        .get("/api/jobs/" + running)
+        .then()
+        .body("status", equalTo("failed"))
+        .body("error", equalTo("cancelled on request"));
   }
 
   @Test
@@ -391,13 +399,21 @@ class JobsApiTest {
 
   @Test
   void shouldKeepEnqueueEndpointsToEnabledKinds() {
-    // The test profile turns noop on; the problem names the kind when it is off.
-    assertThat(NoopService.KIND).isEqualTo("noop");
+    // The test profile registers noop and disables "disabledkind".
     as(ALICE).contentType(ContentType.JSON).body("{}").post("/api/noop").then().statusCode(202);
+    assertThatThrownBy(() -> enqueuer.requireEnabled("disabledkind"))
+        .isInstanceOfSatisfying(
+            ProblemException.class,
+            e -> {
+              assertThat(e.problem().status()).isEqualTo(404);
+              assertThat(e.problem().type()).isEqualTo("urn:async-jobs:problem:unknown-kind");
+              assertThat(e.problem().detail()).contains("disabledkind");
+            });
     as(ALICE)
         .get("/api/jobs?kind=disabledkind")
         .then()
         .statusCode(400)
         .body("detail", endsWith("\"disabledkind\""));
+    assertThat(db.query("SELECT uid FROM jobs")).hasSize(1);
   }
 }
