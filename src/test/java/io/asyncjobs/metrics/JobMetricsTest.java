@@ -95,6 +95,10 @@ class JobMetricsTest {
     enqueue("{\"fail\": true}");
     runToCompletion();
     enqueue("{}");
+    // The waiting job was enqueued a minute and a half ago.
+    db.update(
+        "UPDATE jobs SET created_at = now() - interval '90 seconds'"
+            + " WHERE kind = 'noop' AND status = 'pending'");
 
     metrics.refreshQueueGauges();
     Scrape scrape = scrape();
@@ -115,7 +119,7 @@ class JobMetricsTest {
     assertThat(scrape.value("jobs_queue_depth", "kind", "noop", "status", "pending")).isEqualTo(1);
     assertThat(scrape.value("jobs_queue_depth", "kind", "noop", "status", "done")).isEqualTo(1);
     assertThat(scrape.value("jobs_oldest_pending_age_seconds", "kind", "noop"))
-        .isGreaterThanOrEqualTo(0);
+        .isBetween(85.0, 200.0);
     // Every registered kind has every status, at zero when it has no rows.
     assertThat(scrape.find("jobs_queue_depth", "kind", "zip", "status", "running"))
         .singleElement()
@@ -261,15 +265,18 @@ class JobMetricsTest {
       return found;
     }
 
-    /** The value of exactly one series; 0 when the series does not exist yet. */
+    /** The value of exactly one series, which must be exported. */
     double value(String name, String... labelPairs) {
       List<Sample> found = find(name, labelPairs);
-      assertThat(found).as(name + " " + List.of(labelPairs)).hasSizeLessThanOrEqualTo(1);
-      return found.isEmpty() ? 0 : found.get(0).value();
+      assertThat(found).as(name + " " + List.of(labelPairs)).hasSize(1);
+      return found.get(0).value();
     }
 
+    /** How far a series moved since {@code earlier}, where it may not have existed yet. */
     double delta(Scrape earlier, String name, String... labelPairs) {
-      return value(name, labelPairs) - earlier.value(name, labelPairs);
+      double before =
+          earlier.find(name, labelPairs).isEmpty() ? 0 : earlier.value(name, labelPairs);
+      return value(name, labelPairs) - before;
     }
   }
 }
