@@ -89,6 +89,11 @@ public class ProblemMappers {
     if (status >= 500) {
       return internal(e);
     }
+    if (status == 400 && e.getCause() instanceof ValueInstantiationException rejected) {
+      // Quarkus REST wraps what Jackson threw while reading a body. Jackson's own message for a
+      // refused value names our class; the cause's message says what to fix.
+      return rejectedJson(rejected);
+    }
     if (status == 400 && e.getCause() instanceof JsonProcessingException json) {
       return badJson("the body could not be read as JSON: " + json.getOriginalMessage());
     }

@@ -124,6 +124,20 @@ class AdminApiTest {
   }
 
   @Test
+  void shouldNameTheSettingOutOfRangeAndNoJavaClass() {
+    as(ADMIN)
+        .contentType(ContentType.JSON)
+        .body("{\"max_concurrent\": 0}")
+        .put("/api/admin/services/noop/settings")
+        .then()
+        .statusCode(400)
+        .body("type", equalTo("urn:async-jobs:problem:malformed-body"))
+        .body(
+            "detail",
+            equalTo("the body has an invalid value: max_concurrent must be between 1 and 256"));
+  }
+
+  @Test
   void shouldRefuseBadSettingsAndLeaveTheOldOnes() {
     settings.update("noop", new SettingsOverride(null, 3, null, null));
     for (String body :

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.fail;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.asyncjobs.kinds.noop.NoopService;
+import io.asyncjobs.testing.Browser;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.TestClock;
 import io.asyncjobs.testing.Tokens;
@@ -14,30 +15,20 @@ import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
-import java.io.File;
 import java.io.IOException;
 import java.net.URL;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
-import java.util.logging.Level;
-import java.util.logging.Logger;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.openqa.selenium.OutputType;
 import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 
 /**
  * Drives {@code /js/JobPoller.js} in Debian's headless Chromium against the running app: a test
@@ -47,18 +38,13 @@ import org.openqa.selenium.chrome.ChromeOptions;
 @QuarkusTest
 class JobPollerBrowserTest {
 
-  static final Path CHROMIUM = Path.of("/usr/bin/chromium");
-  static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
   static final String ALICE = Tokens.user("alice");
   static final String BOB = Tokens.user("bob");
   static final ObjectMapper JSON = new ObjectMapper();
   static final Duration WAIT = Duration.ofSeconds(15);
 
-  /** Held so the level set on it stays (loggers are weakly referenced). */
-  static final Logger SELENIUM_DEVTOOLS_LOG = Logger.getLogger("org.openqa.selenium.devtools");
-
+  static Browser browser;
   static ChromeDriver driver;
-  static Path profile;
 
   @TestHTTPResource("/poller-test.html")
   URL page;
@@ -69,56 +55,17 @@ class JobPollerBrowserTest {
 
   @BeforeAll
   static void startBrowser() throws IOException {
-    if (!Files.isExecutable(CHROMIUM) || !Files.isExecutable(CHROMEDRIVER)) {
-      fail(
-          "The browser test needs Debian's headless Chromium at %s and its driver at %s."
-              + " Install them with: apt-get install chromium chromium-driver",
-          CHROMIUM, CHROMEDRIVER);
-    }
-    // Browser and driver are named below, so Selenium Manager is never asked for them; should
-    // anything ask it anyway, it must not go to the network (SE_* properties reach it as env).
-    System.setProperty("SE_OFFLINE", "true");
-    // Selenium ships no DevTools bindings for every Chromium release; none are used here.
-    SELENIUM_DEVTOOLS_LOG.setLevel(Level.SEVERE);
-    Path target = Files.createDirectories(Path.of("target"));
-    profile = Files.createTempDirectory(target.toAbsolutePath(), "chromium-profile-");
-    ChromeOptions options = new ChromeOptions();
-    options.setBinary(CHROMIUM.toFile());
-    options.addArguments(
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--no-first-run",
-        "--user-data-dir=" + profile);
-    ChromeDriverService service =
-        new ChromeDriverService.Builder()
-            .usingDriverExecutable(new File(CHROMEDRIVER.toString()))
-            .usingAnyFreePort()
-            .build();
-    driver = new ChromeDriver(service, options);
-    driver.manage().timeouts().scriptTimeout(Duration.ofSeconds(10));
+    browser = Browser.start();
+    driver = browser.driver();
   }
 
   @AfterAll
   static void stopBrowser() throws IOException {
-    if (driver != null) {
-      try {
-        Path shot = driver.getScreenshotAs(OutputType.FILE).toPath();
-        Files.copy(shot, Path.of("target/poller-test.png"), StandardCopyOption.REPLACE_EXISTING);
-      } catch (RuntimeException | IOException e) {
-        // The screenshot is a convenience; a failure to take it is no test failure.
-      } finally {
-        driver.quit();
-        driver = null;
-      }
-    }
-    if (profile != null) {
-      try (Stream<Path> tree = Files.walk(profile)) {
-        tree.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
-      }
+    if (browser != null) {
+      browser.screenshot(Path.of("target/poller-test.png"));
+      browser.close();
+      browser = null;
+      driver = null;
     }
   }
 
