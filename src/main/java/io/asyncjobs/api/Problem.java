@@ -1,6 +1,7 @@
 package io.asyncjobs.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.quarkus.runtime.annotations.RegisterForReflection;
 import jakarta.ws.rs.core.Response;
 
 /**
@@ -12,6 +13,9 @@ import jakarta.ws.rs.core.Response;
  * @param status the HTTP status, repeated for clients that lost it
  * @param detail what went wrong with this request, in words a caller can act on
  */
+// Sent only inside a Response (exception mappers), so Quarkus cannot see it as a body type and
+// register it; without this, a native executable would fail to write every error body.
+@RegisterForReflection
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record Problem(String type, String title, int status, String detail) {
 

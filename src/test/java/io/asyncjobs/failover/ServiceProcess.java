@@ -1,20 +1,27 @@
 package io.asyncjobs.failover;
 
 import java.io.IOException;
+import java.io.Reader;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 
-/** One replica of the packaged application, started as its own process on a loopback port. */
+/**
+ * One replica of the packaged application (or of the native executable, in a {@code -Dnative}
+ * build), started as its own process on a loopback port.
+ */
 final class ServiceProcess implements AutoCloseable {
 
-  private static final Path RUNNER = Path.of("target", "quarkus-app", "quarkus-run.jar");
+  private static final Path ARTIFACT = Path.of("target", "quarkus-artifact.properties");
   private static final HttpClient HTTP =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
 
@@ -30,19 +37,10 @@ final class ServiceProcess implements AutoCloseable {
 
   /** Starts a replica named {@code name}; its output goes to target/failover/NAME.log. */
   static ServiceProcess start(String name, Map<String, String> env) throws IOException {
-    if (!Files.exists(RUNNER)) {
-      throw new IllegalStateException(RUNNER + " is missing: run the package phase first");
-    }
     int port = freePort();
     Path log = Files.createDirectories(Path.of("target", "failover")).resolve(name + ".log");
     ProcessBuilder builder =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m",
-                "-jar",
-                RUNNER.toString())
-            .redirectErrorStream(true)
-            .redirectOutput(log.toFile());
+        new ProcessBuilder(command()).redirectErrorStream(true).redirectOutput(log.toFile());
     builder.environment().putAll(env);
     builder.environment().put("QUARKUS_HTTP_HOST", "127.0.0.1");
     builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
@@ -110,6 +108,32 @@ final class ServiceProcess implements AutoCloseable {
       Thread.currentThread().interrupt();
       return null;
     }
+  }
+
+  /**
+   * How to run what the package phase built, as Quarkus records it in quarkus-artifact.properties:
+   * the fast-jar on this JVM, or the native executable of a {@code -Dnative} build.
+   */
+  private static List<String> command() throws IOException {
+    Properties artifact = new Properties();
+    try (Reader in = Files.newBufferedReader(ARTIFACT)) {
+      artifact.load(in);
+    } catch (NoSuchFileException e) {
+      throw new IllegalStateException(ARTIFACT + " is missing: run the package phase first", e);
+    }
+    Path path = ARTIFACT.resolveSibling(artifact.getProperty("path"));
+    return switch (artifact.getProperty("type")) {
+      case "jar" ->
+          List.of(
+              Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+              "-Xmx256m",
+              "-jar",
+              path.toString());
+      case "native" -> List.of(path.toString(), "-Xmx256m");
+      default ->
+          throw new IllegalStateException(
+              ARTIFACT + " names a " + artifact.getProperty("type") + ", which cannot run");
+    };
   }
 
   private static int freePort() throws IOException {

@@ -51,7 +51,7 @@ import org.apache.lucene.search.TopScoreDocCollectorManager;
 import org.apache.lucene.search.uhighlight.LengthGoalBreakIterator;
 import org.apache.lucene.search.uhighlight.UnifiedHighlighter;
 import org.apache.lucene.store.Directory;
-import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.store.NIOFSDirectory;
 
 /**
  * The {@code deepsearch} kind: ranked full-text search over the {@code .txt}, {@code .md} and
@@ -180,7 +180,11 @@ public class DeepsearchService extends JobService {
       Query query = parse(queryText, analyzer);
       Walk walk = walk(scope, root);
       Map<String, Object> outcome;
-      try (Directory directory = FSDirectory.open(indexDir)) {
+      // Not FSDirectory.open, which picks MMapDirectory: that one finds its Java 19+ reader through
+      // a reflective MethodHandles look-up and maps files through shared memory arenas, which a
+      // native executable lacks (its class initializer fails there). The index is written once,
+      // searched once and deleted, so plain positional reads cost nothing that matters.
+      try (Directory directory = new NIOFSDirectory(indexDir)) {
         Indexed indexed = index(scope, walk, directory, analyzer);
         outcome = rank(job, scope, query, limit, directory, analyzer, folder, indexed, walk);
       } finally {

@@ -171,7 +171,7 @@ final class SeoReports {
   /** A {@code <urlset>} document listing {@code urls}. */
   static byte[] urlset(List<SitemapUrl> urls) throws XMLStreamException {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    XMLStreamWriter xml = XMLOutputFactory.newFactory().createXMLStreamWriter(bytes, "UTF-8");
+    XMLStreamWriter xml = xmlWriter(bytes);
     xml.writeStartDocument("UTF-8", "1.0");
     xml.writeCharacters("\n");
     xml.writeStartElement("urlset");
@@ -194,7 +194,7 @@ final class SeoReports {
   /** A {@code <sitemapindex>} document naming {@code locs}. */
   static byte[] sitemapIndex(List<String> locs, Instant lastmod) throws XMLStreamException {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    XMLStreamWriter xml = XMLOutputFactory.newFactory().createXMLStreamWriter(bytes, "UTF-8");
+    XMLStreamWriter xml = xmlWriter(bytes);
     xml.writeStartDocument("UTF-8", "1.0");
     xml.writeCharacters("\n");
     xml.writeStartElement("sitemapindex");
@@ -212,6 +212,15 @@ final class SeoReports {
     xml.writeEndDocument();
     xml.close();
     return bytes.toByteArray();
+  }
+
+  /**
+   * A UTF-8 writer from the JDK's own StAX implementation. {@code newFactory()} would look one up
+   * (system property, ServiceLoader, then reflection), which a native executable only answers for
+   * registered classes; this gives the same writer on the JVM without the look-up.
+   */
+  private static XMLStreamWriter xmlWriter(ByteArrayOutputStream bytes) throws XMLStreamException {
+    return XMLOutputFactory.newDefaultFactory().createXMLStreamWriter(bytes, "UTF-8");
   }
 
   private static void element(XMLStreamWriter xml, String name, String text)
