@@ -392,6 +392,27 @@ class ManifestTest {
   }
 
   @Test
+  void shouldGiveTheTrialFilesPodTheServicesVolumeAndUser() {
+    List<HasMetadata> objects = objects("overlays/trial");
+    Pod pod = pod(objects);
+    List<ObjectNode> nodes = Kustomize.read(K8S.resolve("overlays/trial/files-pod.yaml"));
+    io.fabric8.kubernetes.api.model.Pod files =
+        SERIALIZATION.unmarshal(nodes.get(0).toString(), io.fabric8.kubernetes.api.model.Pod.class);
+    List<String> unknown = new ArrayList<>();
+    unknownFields(files, "Pod", unknown);
+    assertThat(unknown).isEmpty();
+
+    assertThat(files.getSpec().getSecurityContext().getRunAsUser())
+        .as("files it writes belong to the service's user")
+        .isEqualTo(pod.spec.getSecurityContext().getRunAsUser());
+    Volume volume = files.getSpec().getVolumes().get(0);
+    assertThat(volume.getPersistentVolumeClaim().getClaimName())
+        .isEqualTo(one(objects, PersistentVolumeClaim.class).getMetadata().getName());
+    assertThat(mountPath(files.getSpec().getContainers().get(0), volume.getName()))
+        .isEqualTo(pod.config.dataDir().toString());
+  }
+
+  @Test
   void shouldKeepOnlyPlaceholdersInTheExampleSecret() {
     Secret secret = one(objects(EXAMPLE), Secret.class);
 
