@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks. Usage: bench/run.sh engine|http|zip
+# Benchmarks. Usage: bench/run.sh engine|http|zip|memory
 #
 # Each suite starts its own PostgreSQL on loopback (Debian's postgresql-15 binaries; installed with
 # apt when missing), measures a reference on that same machine, then runs the benchmark and prints
@@ -10,13 +10,15 @@
 #   http    the packaged app over HTTP: a polling/enqueue load, status GET throughput against a
 #           pgbench primary-key select, and a 1 GiB download against nginx. See docs/benchmarks.md.
 #   zip     the zip kind on a mixed 1 GiB tree against `zip -r -6` on the same tree.
+#   memory  the packaged app's resident memory, idle, under the HTTP load, zipping and searching a
+#           512 MiB tree, against the memory limit in k8s/base/deployment.yaml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 suite=${1:-engine}
 case "$suite" in
-  engine | http | zip) ;;
-  *) echo "usage: bench/run.sh engine|http|zip" >&2; exit 2 ;;
+  engine | http | zip | memory) ;;
+  *) echo "usage: bench/run.sh engine|http|zip|memory" >&2; exit 2 ;;
 esac
 
 # Installs Debian package $1 with apt when the executable $2 is missing.
@@ -469,6 +471,81 @@ PY
   echo "Ratios: service_zip_seconds = zip time / service time (target >= 1.5); archive = service size / zip size (target within 2%)."
   echo
   print_results "$out/zip.jsonl"
+}
+
+suite_memory() {
+  local mib=${BENCH_MEMORY_TREE_MIB:-512}  # size of the tree zipped and searched
+  local seconds=${BENCH_SECONDS:-30}       # HTTP load phase
+  # The heap the container image gives the JVM under the Deployment's limit (MaxRAMPercentage).
+  local heap=${BENCH_MEMORY_HEAP:-512m}
+
+  apt_need curl curl
+  apt_need openssl openssl
+  local limit_mib
+  limit_mib=$(python3 - <<'PY'
+import re
+text = open("k8s/base/deployment.yaml").read()
+limits = text[text.index("limits:"):]
+value = re.search(r"memory:\s*(\d+)(Mi|Gi)", limits)
+print(int(value.group(1)) * (1024 if value.group(2) == "Gi" else 1))
+PY
+)
+  rm -f "$out/memory.jsonl"
+  BENCH_JAVA_OPTS="-Xmx$heap ${BENCH_JAVA_OPTS:-}" \
+    BENCH_APP_ENV="${BENCH_APP_ENV:-} JOBS_SERVICES_ZIP_JOB_TIMEOUT_SECONDS=3600" start_app memory
+  # Resident and peak resident memory of the app, in MiB.
+  rss() { awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$app_pid/status"; }
+  peak() { awk '/^VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$app_pid/status"; }
+  api() { curl -fsS -H "Authorization: Bearer $token" "$@"; }
+  # Runs one job from its JSON body until done, at most 30 minutes.
+  job() {
+    local uid status waited=0
+    uid=$(api -X POST "$base/api/$1" -H 'Content-Type: application/json' -d "$2" \
+      | python3 -c 'import json, sys; print(json.load(sys.stdin)["uid"])')
+    while :; do
+      status=$(api "$base/api/jobs/$uid" | python3 -c 'import json, sys; print(json.load(sys.stdin)["status"])')
+      [ "$status" = done ] && break
+      if [ "$status" = failed ] || [ "$waited" -ge 18000 ]; then api "$base/api/jobs/$uid" >&2; exit 1; fi
+      sleep 0.1
+      waited=$((waited + 1))
+    done
+  }
+  local rows="$work/memory.rows"
+  : >"$rows"
+  row() { echo "$1 $2" >>"$rows"; }
+
+  row idle_rss_mib "$(rss)"
+  echo "bench: memory under load, 200 pollers + 50 enqueues/s for ${seconds}s" >&2
+  python3 bench/http_load.py --port "$app_port" --token-file "$keys/token" --seconds "$seconds" \
+    --pollers 200 --rate 50 --sleep-ms 500 >"$out/memory-load.json"
+  row load_peak_rss_mib "$(peak)"
+
+  local home="$data/files/bench-user"
+  mkdir -p "$home"
+  python3 bench/make_tree.py "$home/tree" --mib "$mib" >"$out/memory-tree.txt"
+  echo "bench: memory zipping and searching $(cat "$out/memory-tree.txt")" >&2
+  job zip '{"paths": ["tree"]}'
+  row zip_peak_rss_mib "$(peak)"
+  job deepsearch '{"root": "tree", "query": "archive OR (lease AND replica) OR snippet"}'
+  row deepsearch_peak_rss_mib "$(peak)"
+  row after_rss_mib "$(rss)"
+
+  python3 - "$out/memory.jsonl" "$rows" "$limit_mib" <<'PY'
+import json, sys
+path, rows, limit = sys.argv[1], sys.argv[2], float(sys.argv[3])
+with open(path, "w") as f:
+    f.write(json.dumps({"measure": "deployment_memory_limit_mib", "value": limit, "unit": "MiB"}) + "\n")
+    for line in open(rows):
+        measure, value = line.split()
+        r = {"measure": measure, "value": float(value), "unit": "MiB"}
+        if "peak" in measure:
+            r["ratio"] = round(float(value) / limit, 2)
+        f.write(json.dumps(r) + "\n")
+PY
+  echo "Machine: $(nproc) cores. JVM heap -Xmx$heap; peaks are the process's VmHWM, so each includes the phases before it."
+  echo "Ratios: peak resident memory / the Deployment's memory limit (must stay below 1; aim for at most 0.75)."
+  echo
+  print_results "$out/memory.jsonl"
 }
 
 "suite_$suite"

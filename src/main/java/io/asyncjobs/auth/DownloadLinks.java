@@ -2,6 +2,7 @@ package io.asyncjobs.auth;
 
 import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.time.Clock;
+import io.quarkus.runtime.Startup;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -17,8 +18,10 @@ import org.jboss.logging.Logger;
 /**
  * Signed download links: {@code /api/jobs/<uid>/download?expires=<epoch seconds>&sig=<HMAC>}. The
  * signature covers the uid and the expiry, so a link works without the Authorization header (a
- * browser can follow it) until it expires, and only for that job.
+ * browser can follow it) until it expires, and only for that job. Made at start, so a key that
+ * cannot be used stops the service there rather than failing every status request later.
  */
+@Startup
 @ApplicationScoped
 public class DownloadLinks {
 

@@ -3,24 +3,34 @@ package io.asyncjobs.lock;
 import io.asyncjobs.config.JobsConfig;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.Optional;
+import java.util.function.Function;
 
 /** Where a replica's name comes from: configuration, the pod name, then the host name. */
-final class Identity {
+public final class Identity {
+
+  /** The environment variable the Deployment fills with the pod's name (downward API). */
+  public static final String POD_NAME = "POD_NAME";
 
   private Identity() {}
 
   static String of(JobsConfig.Lock config) {
-    return config
-        .identity()
-        .or(() -> java.util.Optional.ofNullable(System.getenv("POD_NAME")))
-        .filter(s -> !s.isBlank())
-        .orElseGet(Identity::hostName);
+    return of(config, System::getenv);
   }
 
-  private static String hostName() {
-    String env = System.getenv("HOSTNAME");
-    if (env != null && !env.isBlank()) {
-      return env;
+  /** This replica's name as {@code config} and the environment {@code env} give it. */
+  public static String of(JobsConfig.Lock config, Function<String, String> env) {
+    return config
+        .identity()
+        .or(() -> Optional.ofNullable(env.apply(POD_NAME)))
+        .filter(s -> !s.isBlank())
+        .orElseGet(() -> hostName(env));
+  }
+
+  private static String hostName(Function<String, String> env) {
+    String name = env.apply("HOSTNAME");
+    if (name != null && !name.isBlank()) {
+      return name;
     }
     try {
       return InetAddress.getLocalHost().getHostName();

@@ -2,6 +2,8 @@ package io.asyncjobs.lock;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElectionConfigBuilder;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElector;
@@ -9,6 +11,7 @@ import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.LeaseLo
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -28,6 +31,10 @@ import org.jboss.logging.Logger;
  * Lease back, and every holding needs a larger epoch than the one before.
  */
 public final class KubernetesOwnerLock implements OwnerLock {
+
+  /** A Lease's times are RFC 3339 with exactly six fraction digits. */
+  private static final DateTimeFormatter MICRO_TIME =
+      DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX");
 
   private static final Logger LOG = Logger.getLogger(KubernetesOwnerLock.class);
 
@@ -171,24 +178,29 @@ public final class KubernetesOwnerLock implements OwnerLock {
    * a lease duration lets the next candidate take it at its very next attempt.
    */
   private void expireLease() {
+    // The same kind of write the elector renews with (a JSON merge patch carrying the
+    // resourceVersion), so the Role needs no other verb, and a Lease another candidate took
+    // meanwhile is left alone: the server refuses the stale version.
     try {
+      Lease lease = client.leases().inNamespace(namespace).withName(name).get();
+      if (lease == null
+          || lease.getSpec() == null
+          || (lease.getSpec().getHolderIdentity() != null
+              && !identity.equals(lease.getSpec().getHolderIdentity()))) {
+        return;
+      }
+      String renewTime =
+          MICRO_TIME.format(ZonedDateTime.now(ZoneOffset.UTC).minus(leaseDuration.multipliedBy(2)));
+      String patch =
+          String.format(
+              "{\"metadata\":{\"resourceVersion\":\"%s\"},"
+                  + "\"spec\":{\"holderIdentity\":null,\"renewTime\":\"%s\"}}",
+              lease.getMetadata().getResourceVersion(), renewTime);
       client
           .leases()
           .inNamespace(namespace)
           .withName(name)
-          .edit(
-              lease -> {
-                if (lease.getSpec() != null
-                    && (lease.getSpec().getHolderIdentity() == null
-                        || identity.equals(lease.getSpec().getHolderIdentity()))) {
-                  lease.getSpec().setHolderIdentity(null);
-                  lease
-                      .getSpec()
-                      .setRenewTime(
-                          ZonedDateTime.now(ZoneOffset.UTC).minus(leaseDuration.multipliedBy(2)));
-                }
-                return lease;
-              });
+          .patch(PatchContext.of(PatchType.JSON_MERGE), patch);
     } catch (RuntimeException e) {
       LOG.debugf("Could not expire the released Lease: %s", e.getMessage());
     }

