@@ -5,10 +5,8 @@ import io.asyncjobs.auth.DownloadLinks;
 import io.asyncjobs.engine.BaseService;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.engine.ServiceManager;
-import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.Owner;
 import io.asyncjobs.settings.SettingsOverride;
-import io.asyncjobs.settings.SettingsStore;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
@@ -21,8 +19,6 @@ import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import java.util.List;
 import java.util.Map;
-import java.util.NoSuchElementException;
-import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
@@ -40,23 +36,23 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 public class AdminResource {
 
   private final ServiceManager services;
-  private final SettingsStore settings;
-  private final JobQueue queue;
+  private final SettingsViews settings;
+  private final JobActions actions;
   private final DownloadLinks links;
   private final JobLists jobs;
   private final ServiceCards cards;
 
   AdminResource(
       ServiceManager services,
-      SettingsStore settings,
-      JobQueue queue,
+      SettingsViews settings,
+      JobActions actions,
       DownloadLinks links,
       JobLists jobs,
       ServiceCards cards) {
     this.cards = cards;
     this.services = services;
     this.settings = settings;
-    this.queue = queue;
+    this.actions = actions;
     this.links = links;
     this.jobs = jobs;
   }
@@ -92,7 +88,7 @@ public class AdminResource {
                   f.bytesOut(),
                   f.items(),
                   f.oldestPendingAgeSeconds(),
-                  view(service.name()));
+                  settings.of(service.name()));
             })
         .toList();
   }
@@ -109,7 +105,7 @@ public class AdminResource {
               examples = @ExampleObject(name = "zip", value = Examples.SETTINGS)))
   @APIResponse(responseCode = "404", ref = "notFound")
   public SettingsView settings(@PathParam("name") String name) {
-    return view(known(name));
+    return settings.of(name);
   }
 
   @PUT
@@ -132,9 +128,7 @@ public class AdminResource {
   @APIResponse(responseCode = "400", ref = "malformed")
   @APIResponse(responseCode = "404", ref = "notFound")
   public SettingsView updateSettings(@PathParam("name") String name, SettingsOverride override) {
-    String service = known(name);
-    settings.update(service, override == null ? SettingsOverride.NONE : override);
-    return view(service);
+    return settings.replace(name, override);
   }
 
   @GET
@@ -168,33 +162,6 @@ public class AdminResource {
   @APIResponse(responseCode = "404", ref = "notFound")
   @APIResponse(responseCode = "409", ref = "conflict")
   public JobView retry(@PathParam("uid") String uid) {
-    UUID id = Requests.uid(uid, "uid");
-    boolean retried;
-    try {
-      retried = queue.retryJob(id);
-    } catch (NoSuchElementException e) {
-      throw Requests.noSuchJob(id);
-    }
-    if (!retried) {
-      throw ProblemException.conflict(
-          "job-not-failed", "Job not failed", "only a failed job can be retried");
-    }
-    return JobView.of(queue.getJob(id).orElseThrow(() -> Requests.noSuchJob(id)), links);
-  }
-
-  private String known(String name) {
-    if (services.service(name).isEmpty()) {
-      throw ProblemException.notFound("no service " + Requests.quote(name));
-    }
-    return name;
-  }
-
-  private SettingsView view(String service) {
-    SettingsOverride overrides = settings.overrides(service);
-    return new SettingsView(
-        service,
-        SettingsView.Values.of(settings.configured(service)),
-        overrides,
-        SettingsView.Values.of(overrides.applyTo(settings.configured(service))));
+    return JobView.of(actions.retry(Requests.uid(uid, "uid")), links);
   }
 }

@@ -29,14 +29,44 @@ public class JobLists {
     this.services = services;
   }
 
+  /**
+   * A list request's filters, checked as every list route checks them; each failure is the 400 a
+   * caller sees. The admin CLI checks its own filters here too.
+   *
+   * @param kind a registered kind, or null or empty for any
+   * @param status a status, or null or empty for any
+   * @param owner the owner whose jobs to list, or null for any
+   * @param before the uid the page starts after (newest first), or null or empty for the first page
+   * @param limit the page size, or null or empty for the default
+   */
+  public Filters filters(String kind, String status, Owner owner, String before, String limit) {
+    return new Filters(
+        kindFilter(kind),
+        Requests.status(status),
+        owner,
+        before == null || before.isEmpty() ? null : Requests.uid(before, "before"),
+        Requests.limit(limit, DEFAULT_PAGE));
+  }
+
+  /**
+   * Checked filters of a list request, ready for {@link JobQueue#listJobs}.
+   *
+   * @param kind only this kind, or null
+   * @param status only this status, or null
+   * @param owner only this owner's jobs, or null
+   * @param before only jobs older than this uid, or null
+   * @param limit the page size
+   */
+  public record Filters(String kind, JobStatus status, Owner owner, UUID before, int limit) {}
+
   /** One page of jobs; {@code path} is the route the next page's link points at. */
   JobListView page(
       String path, String kind, String status, Owner owner, String before, String limit) {
-    String kindFilter = kindFilter(kind);
-    JobStatus statusFilter = Requests.status(status);
-    UUID cursor = before == null || before.isEmpty() ? null : Requests.uid(before, "before");
-    int size = Requests.limit(limit, DEFAULT_PAGE);
-    JobPage page = queue.listJobs(kindFilter, statusFilter, owner, cursor, size);
+    Filters filters = filters(kind, status, owner, before, limit);
+    String kindFilter = filters.kind();
+    JobStatus statusFilter = filters.status();
+    int size = filters.limit();
+    JobPage page = queue.listJobs(kindFilter, statusFilter, owner, filters.before(), size);
     List<JobView> views = page.jobs().stream().map(job -> JobView.of(job, links)).toList();
     String nextUrl = null;
     if (page.next() != null) {

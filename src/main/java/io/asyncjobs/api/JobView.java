@@ -54,9 +54,23 @@ public record JobView(
 
   /** The view of {@code job}; a signed download link is made when the job is done with a file. */
   public static JobView of(Job job, DownloadLinks links) {
+    return build(job, links);
+  }
+
+  /**
+   * The view of {@code job} without a download link, for the admin CLI: a signed link is a
+   * credential, and a terminal's scrollback or a script's log is no place for one.
+   */
+  public static JobView withoutLink(Job job) {
+    return build(job, null);
+  }
+
+  private static JobView build(Job job, DownloadLinks links) {
     JobStatus status = job.status;
     DownloadLinks.SignedLink link =
-        status == JobStatus.DONE && artifact(job) != null ? links.sign(job.uid) : null;
+        links != null && status == JobStatus.DONE && artifact(job) != null
+            ? links.sign(job.uid)
+            : null;
     Progress progress =
         job.progress == null && job.progressItems == null
             ? null

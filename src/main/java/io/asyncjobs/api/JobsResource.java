@@ -45,6 +45,7 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 public class JobsResource {
 
   private final JobQueue queue;
+  private final JobActions actions;
   private final Caller caller;
   private final DownloadLinks links;
   private final JobLists lists;
@@ -53,12 +54,14 @@ public class JobsResource {
 
   JobsResource(
       JobQueue queue,
+      JobActions actions,
       Caller caller,
       DownloadLinks links,
       JobLists lists,
       Downloads downloads,
       JobEvents events) {
     this.queue = queue;
+    this.actions = actions;
     this.caller = caller;
     this.links = links;
     this.lists = lists;
@@ -141,15 +144,9 @@ public class JobsResource {
   public Response cancel(@PathParam("uid") String uid) {
     UUID id = Requests.uid(uid, "uid");
     Requests.visibleJob(queue, caller, id);
-    CancelOutcome outcome = queue.cancelJob(id);
-    return switch (outcome) {
-      case CANCELLED -> Response.ok(view(id)).build();
-      case STOP_REQUESTED -> Response.accepted(view(id)).build();
-      case ALREADY_FINISHED ->
-          throw ProblemException.conflict(
-              "job-finished", "Job already finished", "job " + id + " has already finished");
-      case NOT_FOUND -> throw Requests.noSuchJob(id);
-    };
+    return actions.cancel(id) == CancelOutcome.STOP_REQUESTED
+        ? Response.accepted(view(id)).build()
+        : Response.ok(view(id)).build();
   }
 
   private JobView view(UUID uid) {

@@ -7,8 +7,11 @@ import io.asyncjobs.queue.JobStatus;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
-/** Parsing and lookups every route shares; each failure is the problem a caller should see. */
-final class Requests {
+/**
+ * Parsing and lookups every route shares; each failure is the problem a caller should see. The
+ * admin CLI parses uids here too, so it refuses the same text with the same words.
+ */
+public final class Requests {
 
   private static final Pattern UUID_TEXT =
       Pattern.compile(
@@ -17,7 +20,7 @@ final class Requests {
   private Requests() {}
 
   /** A uid in its canonical text form; anything else is a 400. */
-  static UUID uid(String text, String name) {
+  public static UUID uid(String text, String name) {
     if (text == null || !UUID_TEXT.matcher(text).matches()) {
       throw ProblemException.badRequest(
           name + " must be a uuid such as 0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f");
@@ -34,7 +37,8 @@ final class Requests {
     return job;
   }
 
-  static ProblemException noSuchJob(UUID uid) {
+  /** 404 for a job that does not exist (or that the caller may not see). */
+  public static ProblemException noSuchJob(UUID uid) {
     return ProblemException.notFound("no job " + uid);
   }
 

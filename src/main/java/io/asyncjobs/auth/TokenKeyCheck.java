@@ -9,7 +9,8 @@ import org.jboss.logging.Logger;
 /**
  * Says at start, loudly, when no token verification key is configured: the service still starts
  * (health and metrics work) but refuses every {@code /api} request with 401. Also says when tokens
- * are not bound to an issuer or an audience.
+ * are not bound to an issuer or an audience. Silent in a process that serves no HTTP (the admin
+ * CLI), where no token is ever checked.
  */
 @ApplicationScoped
 public class TokenKeyCheck {
@@ -17,6 +18,9 @@ public class TokenKeyCheck {
   private static final Logger LOG = Logger.getLogger(TokenKeyCheck.class);
 
   void check(@Observes StartupEvent start, Config config) {
+    if (!config.getOptionalValue("quarkus.http.host-enabled", Boolean.class).orElse(true)) {
+      return;
+    }
     boolean configured =
         config.getOptionalValue("mp.jwt.verify.publickey.location", String.class).isPresent()
             || config.getOptionalValue("mp.jwt.verify.publickey", String.class).isPresent();

@@ -194,10 +194,15 @@ public interface JobsConfig {
       /** A coordination.k8s.io Lease. */
       KUBERNETES,
       /** A session-level advisory lock on a dedicated database connection. */
-      POSTGRES
+      POSTGRES,
+      /**
+       * Never competes: this process serves requests but processes no jobs. The admin CLI runs this
+       * way, beside the server in the same pod.
+       */
+      NONE
     }
 
-    /** {@code auto}, {@code kubernetes} or {@code postgres}. */
+    /** {@code auto}, {@code kubernetes}, {@code postgres} or {@code none}. */
     @WithDefault("auto")
     Mode mode();
 

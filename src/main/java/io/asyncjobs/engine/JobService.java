@@ -521,9 +521,47 @@ public abstract class JobService extends BaseService {
 
   // ---- step 4: sweep ---------------------------------------------------------------------
 
+  /**
+   * Sweeps now rather than on the next tick: every expired finished job of this kind, batch after
+   * batch, goes through {@link #cleanup} and is deleted, until none is left. The admin CLI's prune
+   * calls it from a process that never owns the lock. That is safe because the sweep touches only
+   * finished rows, which no owner writes any more; the owner's own sweep may take the same rows at
+   * the same moment, and then a job's cleanup runs twice, which every cleanup must bear anyway (one
+   * that threw is called again later).
+   *
+   * @return the jobs deleted ({@link TickResult#swept()}) and those kept because their cleanup
+   *     threw ({@link TickResult#cleanupErrors()}); every other count is zero
+   */
+  public TickResult sweepExpired() {
+    EngineContext ctx = requireContext();
+    runLock.lock();
+    try {
+      Instant now = ctx.clock().now();
+      int deleted = 0;
+      int errors = 0;
+      Swept batch;
+      do {
+        // Each batch deletes its rows or moves their expiry past now, so the next finds others.
+        batch = sweep(ctx, now);
+        deleted += batch.deleted;
+        errors += batch.errors;
+      } while (batch.found == ctx.sweepBatchSize());
+      return new TickResult(0, 0, 0, 0, 0, 0, 0, deleted, errors);
+    } finally {
+      runLock.unlock();
+    }
+  }
+
+  /** How many finished jobs of this kind have expired and wait for the sweep. */
+  public long expiredCount() {
+    EngineContext ctx = requireContext();
+    return ctx.store().countExpired(kind(), ctx.clock().now());
+  }
+
   private Swept sweep(EngineContext ctx, Instant now) {
     List<Job> expired = ctx.store().expiredMany(kind(), now, ctx.sweepBatchSize());
     Swept swept = new Swept();
+    swept.found = expired.size();
     if (expired.isEmpty()) {
       return swept;
     }
@@ -710,6 +748,7 @@ public abstract class JobService extends BaseService {
   }
 
   private static final class Swept {
+    int found;
     int deleted;
     int errors;
   }

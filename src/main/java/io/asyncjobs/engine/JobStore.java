@@ -176,6 +176,13 @@ public class JobStore {
           LIMIT ?
           """;
 
+  /** JobCountExpired: how many rows JobGetExpiredMany would page through; the same condition. */
+  private static final String JOB_COUNT_EXPIRED =
+      """
+      SELECT count(*) FROM jobs
+       WHERE kind = ? AND status IN ('done', 'failed') AND expires_at <= ?
+      """;
+
   /** JobDeleteMany: removes swept jobs whose artifacts are gone. Never a pending or running one. */
   private static final String JOB_DELETE_MANY =
       "DELETE FROM jobs WHERE uid = ANY (?::uuid[]) AND status IN ('done', 'failed')";
@@ -456,6 +463,21 @@ public class JobStore {
       return expired;
     } catch (SQLException e) {
       throw new IllegalStateException("JobGetExpiredMany failed for kind " + kind, e);
+    }
+  }
+
+  /** How many finished jobs of {@code kind} have expired by {@code now}. */
+  public long countExpired(String kind, Instant now) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_COUNT_EXPIRED)) {
+      ps.setString(1, kind);
+      ps.setObject(2, timestamp(now));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("JobCountExpired failed for kind " + kind, e);
     }
   }
 

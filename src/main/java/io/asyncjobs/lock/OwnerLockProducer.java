@@ -17,7 +17,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
-/** Builds the owner lock that {@code jobs.lock.mode} asks for and starts competing for it. */
+/**
+ * Builds the owner lock that {@code jobs.lock.mode} asks for and starts competing for it (except in
+ * mode {@code none}, which never competes).
+ */
 public class OwnerLockProducer {
 
   private static final Logger LOG = Logger.getLogger(OwnerLockProducer.class);
@@ -41,6 +44,12 @@ public class OwnerLockProducer {
     AtomicReference<OwnerLock> self = new AtomicReference<>();
     LockMetrics metrics =
         new LockMetrics(registry, () -> self.get() != null && self.get().isOwner());
+    if (lock.mode() == JobsConfig.Lock.Mode.NONE) {
+      LOG.infof("Owner lock: none; %s processes no jobs", identity);
+      NoOwnerLock none = new NoOwnerLock(identity);
+      self.set(none);
+      return none;
+    }
     if (useKubernetes(lock.mode())) {
       KubernetesClient client = kubernetes.get();
       String namespace =
@@ -82,7 +91,7 @@ public class OwnerLockProducer {
   static boolean useKubernetes(JobsConfig.Lock.Mode mode) {
     return switch (mode) {
       case KUBERNETES -> true;
-      case POSTGRES -> false;
+      case POSTGRES, NONE -> false;
       case AUTO -> System.getenv("KUBERNETES_SERVICE_HOST") != null;
     };
   }

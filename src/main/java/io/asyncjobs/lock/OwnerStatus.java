@@ -5,7 +5,8 @@ import java.time.Instant;
 /**
  * The lock as this replica sees it.
  *
- * @param mode which implementation holds it ({@code postgres} or {@code kubernetes})
+ * @param mode which implementation holds it ({@code postgres}, {@code kubernetes}, or {@code none}
+ *     for a process that never competes)
  * @param identity this replica's name
  * @param owner whether this replica owns now
  * @param epoch the fencing epoch of the current or last holding, 0 before any
