@@ -8,8 +8,8 @@ import org.apache.lucene.search.uhighlight.PassageFormatter;
 /**
  * Turns the highlighter's passages into snippets: HTML-safe text in which each hit is wrapped in
  * {@code <mark>...</mark>}. Everything else is escaped ({@code & < > " '}), runs of whitespace
- * become one space, and a passage longer than {@link #MAX_CHARS} is cut to a window around its
- * first hit, with an ellipsis where text was left out.
+ * become one space, a passage longer than {@link #MAX_CHARS} is cut to a window around its first
+ * hit, and an ellipsis marks each side where the text goes on.
  */
 final class SnippetFormatter extends PassageFormatter {
 
@@ -56,7 +56,9 @@ final class SnippetFormatter extends PassageFormatter {
       }
     }
     StringBuilder out = new StringBuilder(end - start + 32);
-    if (start > passage.getStartOffset()) {
+    // Passages are cut at word boundaries, so one that does not reach the start (or end) of the
+    // text is a fragment: say so.
+    if (textBefore(content, start)) {
       out.append(ELLIPSIS);
     }
     int pos = start;
@@ -73,10 +75,30 @@ final class SnippetFormatter extends PassageFormatter {
       pos = matchEnd;
     }
     escape(content, pos, end, out);
-    if (end < passage.getEndOffset()) {
+    if (textAfter(content, end)) {
       out.append(ELLIPSIS);
     }
     return out.toString().strip();
+  }
+
+  /** Whether anything but whitespace comes before {@code offset}. */
+  private static boolean textBefore(String content, int offset) {
+    for (int i = offset - 1; i >= 0; i--) {
+      if (!Character.isWhitespace(content.charAt(i))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether anything but whitespace comes at or after {@code offset}. */
+  private static boolean textAfter(String content, int offset) {
+    for (int i = offset; i < content.length(); i++) {
+      if (!Character.isWhitespace(content.charAt(i))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The first position after a space in {@code [from, limit)}, or {@code from} if none. */

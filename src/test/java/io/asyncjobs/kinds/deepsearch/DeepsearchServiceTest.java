@@ -25,6 +25,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.UUID;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -279,6 +280,35 @@ class DeepsearchServiceTest {
     String snippet = hit.get("snippets").get(0).asText();
     assertThat(snippet).contains("the <mark>nightjar</mark> finally sings");
     assertThat(snippet).startsWith("\u2026").endsWith("\u2026");
+    assertThat(snippet.length()).isLessThanOrEqualTo(SnippetFormatter.MAX_CHARS + 40);
+  }
+
+  @Test
+  void shouldCutSnippetsFromALongDocumentWithManyHitsInBoundedTime() throws Exception {
+    // Short capitalised sentences, a few joined by commas, 2 MB, a hit every few sentences: the
+    // shape of logs and generated text. Cutting passages at the JDK's sentence boundaries backed
+    // up through much of the text for every hit (minutes for a document like this one).
+    Random random = new Random(7);
+    String[] words = "queue archive lease replica owner status sweep claim retry page".split(" ");
+    String[] ends = {".", ".", "?", "!", ","};
+    StringBuilder text = new StringBuilder();
+    while (text.length() < 2_000_000) {
+      StringBuilder sentence = new StringBuilder();
+      for (int w = 6 + random.nextInt(10); w > 0; w--) {
+        sentence.append(words[random.nextInt(words.length)]).append(w > 1 ? " " : "");
+      }
+      sentence.setCharAt(0, Character.toUpperCase(sentence.charAt(0)));
+      text.append(sentence).append(ends[random.nextInt(ends.length)]).append('\n');
+    }
+    write("logs/big.txt", text.toString());
+
+    UUID uid = enqueue(Map.of("root", "logs", "query", "archive OR (lease AND replica)"));
+    service.runOnce();
+
+    assertThat(service.awaitTasks(Duration.ofSeconds(30))).as("finished within 30 s").isTrue();
+    service.runOnce();
+    String snippet = results(uid).get("hits").get(0).get("snippets").get(0).asText();
+    assertThat(snippet).containsAnyOf("<mark>archive</mark>", "<mark>lease</mark>");
     assertThat(snippet.length()).isLessThanOrEqualTo(SnippetFormatter.MAX_CHARS + 40);
   }
 
