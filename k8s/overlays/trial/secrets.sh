@@ -6,9 +6,12 @@
 #     12 hours) written to ./trial-keys/ (git ignores it).
 # Run it again to make fresh tokens: an existing key pair and Secret are kept.
 # Usage: k8s/overlays/trial/secrets.sh [namespace]
+#        k8s/overlays/trial/secrets.sh --tokens-only   (keys and tokens, no cluster needed)
+# TRIAL_KEYS_DIR puts the keys and tokens elsewhere.
 set -euo pipefail
 namespace="${1:-async-jobs}"
-dir="$(cd "$(dirname "$0")" && pwd)/trial-keys"
+dir="${TRIAL_KEYS_DIR:-$(cd "$(dirname "$0")" && pwd)/trial-keys}"
+# Must equal MP_JWT_VERIFY_ISSUER in config.yaml.
 issuer=async-jobs-trial
 mkdir -p "$dir"
 chmod 700 "$dir"
@@ -18,15 +21,18 @@ if [ ! -f "$dir/private.pem" ]; then
   openssl pkey -in "$dir/private.pem" -pubout -out "$dir/public.pem"
 fi
 
-if ! kubectl get namespace "$namespace" >/dev/null 2>&1; then
-  kubectl create namespace "$namespace"
-fi
-if ! kubectl -n "$namespace" get secret async-jobs >/dev/null 2>&1; then
-  kubectl -n "$namespace" create secret generic async-jobs \
-    --from-literal=db-username=async_jobs \
-    --from-literal=db-password="$(openssl rand -hex 24)" \
-    --from-literal=signing-key="$(openssl rand -base64 32)" \
-    --from-file=jwt-public-key.pem="$dir/public.pem"
+if [ "$namespace" != --tokens-only ]; then
+  if ! kubectl get namespace "$namespace" >/dev/null 2>&1; then
+    kubectl create namespace "$namespace"
+  fi
+  if ! kubectl -n "$namespace" get secret async-jobs >/dev/null 2>&1; then
+    kubectl -n "$namespace" create secret generic async-jobs \
+      --from-literal=db-username=async_jobs \
+      --from-literal=db-password="$(openssl rand -hex 24)" \
+      --from-literal=signing-key="$(openssl rand -base64 32)" \
+      --from-file=jwt-public-key.pem="$dir/public.pem"
+  fi
+  echo "Secret async-jobs is in namespace $namespace."
 fi
 
 # An RS256 JWT signed with the trial key: header.payload.signature, each base64url.
@@ -43,5 +49,4 @@ token() {
 }
 token trial-user user >"$dir/user.token"
 token trial-admin admin >"$dir/admin.token"
-echo "Secret async-jobs is in namespace $namespace."
 echo "Tokens (valid 12 hours): $dir/user.token (owner trial-user), $dir/admin.token (admin)."

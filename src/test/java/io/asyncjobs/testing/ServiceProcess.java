@@ -1,4 +1,4 @@
-package io.asyncjobs.failover;
+package io.asyncjobs.testing;
 
 import java.io.IOException;
 import java.io.Reader;
@@ -19,15 +19,21 @@ import java.util.Properties;
  * One replica of the packaged application (or of the native executable, in a {@code -Dnative}
  * build), started as its own process on a loopback port.
  */
-final class ServiceProcess implements AutoCloseable {
+public final class ServiceProcess implements AutoCloseable {
 
   private static final Path ARTIFACT = Path.of("target", "quarkus-artifact.properties");
   private static final HttpClient HTTP =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
 
-  final String name;
-  final int port;
-  final Path log;
+  /** The replica's name, also its lock identity. */
+  public final String name;
+
+  /** Its HTTP port on 127.0.0.1. */
+  public final int port;
+
+  /** Where its output goes. */
+  public final Path log;
+
   private final Process process;
 
   private ServiceProcess(String name, int port, Path log, Process process) {
@@ -38,7 +44,7 @@ final class ServiceProcess implements AutoCloseable {
   }
 
   /** Starts a replica named {@code name}; its output goes to target/failover/NAME.log. */
-  static ServiceProcess start(String name, Map<String, String> env) throws IOException {
+  public static ServiceProcess start(String name, Map<String, String> env) throws IOException {
     int port = freePort();
     Path log = Files.createDirectories(Path.of("target", "failover")).resolve(name + ".log");
     ProcessBuilder builder =
@@ -51,7 +57,7 @@ final class ServiceProcess implements AutoCloseable {
   }
 
   /** Waits until the replica answers its readiness check. */
-  void awaitReady(Duration timeout) throws InterruptedException {
+  public void awaitReady(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (System.nanoTime() < deadline) {
       if (!process.isAlive()) {
@@ -66,29 +72,29 @@ final class ServiceProcess implements AutoCloseable {
   }
 
   /** Whether the replica reports that it owns the lock; false when it does not answer. */
-  boolean isOwner() {
+  public boolean isOwner() {
     String body = ready();
     return body != null && body.replace(" ", "").contains("\"owner\":true");
   }
 
   /** kill -9. */
-  void kill() throws InterruptedException {
+  public void kill() throws InterruptedException {
     process.destroyForcibly();
     process.waitFor();
   }
 
   /** SIGTERM, as Kubernetes stops a pod. */
-  void terminate() {
+  public void terminate() {
     process.destroy();
   }
 
   /** Waits for the process to end after {@link #terminate()}. */
-  boolean awaitExit(Duration timeout) throws InterruptedException {
+  public boolean awaitExit(Duration timeout) throws InterruptedException {
     return process.waitFor(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
   }
 
   /** The exit code; only after the process ended. */
-  int exitValue() {
+  public int exitValue() {
     return process.exitValue();
   }
 
