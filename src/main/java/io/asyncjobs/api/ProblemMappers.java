@@ -2,8 +2,10 @@ package io.asyncjobs.api;
 
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.InvalidDefinitionException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
 import io.quarkus.security.AuthenticationCompletionException;
 import io.quarkus.security.AuthenticationFailedException;
@@ -16,6 +18,7 @@ import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
+import java.util.List;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
@@ -65,7 +68,7 @@ public class ProblemMappers {
 
   @ServerExceptionMapper
   public Response mismatchedJson(MismatchedInputException e) {
-    return badJson("the body does not have the expected shape: " + e.getOriginalMessage());
+    return badJson(describe(e));
   }
 
   @ServerExceptionMapper
@@ -79,7 +82,7 @@ public class ProblemMappers {
     if (e instanceof InvalidDefinitionException) {
       return internal(e);
     }
-    return badJson("the body could not be read as JSON: " + e.getOriginalMessage());
+    return badJson(describe(e));
   }
 
   @ServerExceptionMapper
@@ -95,7 +98,7 @@ public class ProblemMappers {
       return rejectedJson(rejected);
     }
     if (status == 400 && e.getCause() instanceof JsonProcessingException json) {
-      return badJson("the body could not be read as JSON: " + json.getOriginalMessage());
+      return badJson(describe(json));
     }
     Problem problem =
         switch (status) {
@@ -134,6 +137,75 @@ public class ProblemMappers {
       builder.header(HttpHeaders.ALLOW, allow);
     }
     return builder.build();
+  }
+
+  /**
+   * What to fix in a body Jackson could not read, in the API's own field names: Jackson's messages
+   * name our Java classes and types, which mean nothing to a caller.
+   */
+  static String describe(JsonProcessingException e) {
+    if (e instanceof UnrecognizedPropertyException unknown) {
+      List<String> known =
+          unknown.getKnownPropertyIds() == null
+              ? List.of()
+              : unknown.getKnownPropertyIds().stream().map(String::valueOf).sorted().toList();
+      return "the body has an unknown field \""
+          + unknown.getPropertyName()
+          + "\""
+          + (known.isEmpty() ? "" : "; the fields are " + String.join(", ", known));
+    }
+    if (e instanceof MismatchedInputException mismatch && mismatch.getTargetType() != null) {
+      String expected = expected(mismatch.getTargetType());
+      return mismatch.getPath().isEmpty()
+          ? "the body must be " + expected
+          : "the body's " + field(mismatch.getPath()) + " must be " + expected;
+    }
+    if (e instanceof JsonParseException) {
+      return "the body is not valid JSON: " + e.getOriginalMessage();
+    }
+    return "the body could not be read as JSON";
+  }
+
+  private static String field(List<JsonMappingException.Reference> path) {
+    StringBuilder name = new StringBuilder();
+    for (JsonMappingException.Reference step : path) {
+      if (step.getFieldName() != null) {
+        name.append(name.isEmpty() ? "" : ".").append(step.getFieldName());
+      } else if (step.getIndex() >= 0) {
+        name.append('[').append(step.getIndex()).append(']');
+      }
+    }
+    return name.toString();
+  }
+
+  private static String expected(Class<?> type) {
+    if (type == Integer.class
+        || type == int.class
+        || type == Long.class
+        || type == long.class
+        || type == Short.class
+        || type == short.class
+        || type == java.math.BigInteger.class) {
+      return "a whole number";
+    }
+    if (Number.class.isAssignableFrom(type) || type == double.class || type == float.class) {
+      return "a number";
+    }
+    if (type == Boolean.class || type == boolean.class) {
+      return "true or false";
+    }
+    if (CharSequence.class.isAssignableFrom(type) || type == char.class) {
+      return "a string";
+    }
+    if (java.util.Collection.class.isAssignableFrom(type) || type.isArray()) {
+      return "a list";
+    }
+    if (type.isEnum()) {
+      return "one of "
+          + String.join(
+              ", ", java.util.Arrays.stream(type.getEnumConstants()).map(String::valueOf).toList());
+    }
+    return "an object";
   }
 
   @ServerExceptionMapper

@@ -3,7 +3,9 @@ package io.asyncjobs.api;
 import static io.asyncjobs.api.JobsApiTest.as;
 import static io.asyncjobs.api.JobsApiTest.enqueue;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.nullValue;
 
 import io.asyncjobs.kinds.noop.NoopService;
@@ -135,6 +137,37 @@ class AdminApiTest {
         .body(
             "detail",
             equalTo("the body has an invalid value: max_concurrent must be between 1 and 256"));
+  }
+
+  @Test
+  void shouldNameTheUnknownOrMistypedFieldAndNoJavaType() {
+    as(ADMIN)
+        .contentType(ContentType.JSON)
+        .body("{\"colour\": \"red\"}")
+        .put("/api/admin/services/noop/settings")
+        .then()
+        .statusCode(400)
+        .body("type", equalTo("urn:async-jobs:problem:malformed-body"))
+        .body(
+            "detail",
+            equalTo(
+                "the body has an unknown field \"colour\"; the fields are job_timeout_seconds,"
+                    + " max_concurrent, max_retries, retention_seconds"));
+    as(ADMIN)
+        .contentType(ContentType.JSON)
+        .body("{\"max_concurrent\": \"many\"}")
+        .put("/api/admin/services/noop/settings")
+        .then()
+        .statusCode(400)
+        .body("detail", equalTo("the body's max_concurrent must be a whole number"));
+    as(JobsApiTest.ALICE)
+        .contentType(ContentType.JSON)
+        .body("{\"paths\": \"docs\"}")
+        .post("/api/zip")
+        .then()
+        .statusCode(400)
+        .body("detail", not(containsString("java")))
+        .body("detail", not(containsString("io.asyncjobs")));
   }
 
   @Test
