@@ -13,6 +13,7 @@ import java.util.Base64;
 import java.util.UUID;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
@@ -34,13 +35,19 @@ public class DownloadLinks {
   private final JobsConfig config;
   private final Clock clock;
 
-  DownloadLinks(JobsConfig config, Clock clock) {
+  DownloadLinks(
+      JobsConfig config,
+      Clock clock,
+      @ConfigProperty(name = "quarkus.http.host-enabled", defaultValue = "true") boolean serving) {
     this.config = config;
     this.clock = clock;
-    this.key = new SecretKeySpec(keyBytes(config), ALGORITHM);
+    this.key = new SecretKeySpec(keyBytes(config, serving), ALGORITHM);
   }
 
-  private static byte[] keyBytes(JobsConfig config) {
+  /**
+   * The configured key, checked; without one, a random key (and a warning where links are made).
+   */
+  private static byte[] keyBytes(JobsConfig config, boolean serving) {
     if (config.api().signingKey().isPresent()) {
       byte[] bytes;
       try {
@@ -54,9 +61,12 @@ public class DownloadLinks {
       }
       return bytes;
     }
-    LOG.warn(
-        "jobs.api.signing-key is not set: download links are signed with a random key and work"
-            + " only on this replica until it restarts. Set the same key on every replica.");
+    if (serving) {
+      // An admin CLI run (no HTTP listener) hands out no links: nothing to warn about.
+      LOG.warn(
+          "jobs.api.signing-key is not set: download links are signed with a random key and work"
+              + " only on this replica until it restarts. Set the same key on every replica.");
+    }
     byte[] bytes = new byte[MIN_KEY_BYTES];
     new SecureRandom().nextBytes(bytes);
     return bytes;
