@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Renders a kustomization folder into its objects: with {@code kubectl kustomize} where kubectl is
  * installed, otherwise with the few transformations our own kustomizations use (resources, labels,
- * namespace, images, merge patches). The manifest test checks the two agree where both run.
+ * namespace, images, merge and delete patches). The manifest test checks the two agree where both
+ * run.
  */
 final class Kustomize {
 
@@ -74,7 +75,22 @@ final class Kustomize {
       objects.addAll(Files.isDirectory(path) ? build(path) : read(path));
     }
     for (JsonNode patch : kustomization.path("patches")) {
-      for (ObjectNode change : read(dir.resolve(patch.path("path").asText()))) {
+      List<ObjectNode> changes =
+          patch.has("patch")
+              ? documents(patch.get("patch").asText())
+              : read(dir.resolve(patch.path("path").asText()));
+      for (ObjectNode change : changes) {
+        if ("delete".equals(change.path("$patch").asText())) {
+          boolean removed =
+              objects.removeIf(
+                  o ->
+                      o.path("kind").equals(change.path("kind"))
+                          && o.at("/metadata/name").equals(change.at("/metadata/name")));
+          if (!removed) {
+            throw new IllegalStateException("nothing to delete: " + change);
+          }
+          continue;
+        }
         ObjectNode target =
             objects.stream()
                 .filter(o -> o.path("kind").equals(change.path("kind")))
@@ -139,7 +155,7 @@ final class Kustomize {
     }
   }
 
-  private static List<ObjectNode> documents(String yaml) throws IOException {
+  private static List<ObjectNode> documents(String yaml) {
     List<ObjectNode> objects = new ArrayList<>();
     try (var parser = new YAMLFactory().createParser(yaml)) {
       for (Iterator<ObjectNode> it = YAML.readValues(parser, ObjectNode.class); it.hasNext(); ) {
@@ -148,6 +164,8 @@ final class Kustomize {
           objects.add(node);
         }
       }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
     return objects;
   }

@@ -115,9 +115,14 @@ class ManifestTest {
             "Service",
             "PersistentVolumeClaim",
             "PodDisruptionBudget",
-            "NetworkPolicy",
-            "ServiceMonitor",
-            "PrometheusRule");
+            "NetworkPolicy");
+    if (dir.equals("overlays/trial")) {
+      assertThat(kinds(objects))
+          .as("a trial needs no Prometheus operator")
+          .doesNotContain("ServiceMonitor", "PrometheusRule");
+    } else {
+      assertThat(kinds(objects)).contains("ServiceMonitor", "PrometheusRule");
+    }
   }
 
   @ParameterizedTest
