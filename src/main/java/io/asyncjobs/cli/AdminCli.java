@@ -509,7 +509,7 @@ public class AdminCli {
     fields.forEach(
         (name, value) -> {
           if (value != null && !value.equals("-")) {
-            out.println(name + " ".repeat(width - name.length()) + "  " + value);
+            out.println(name + " ".repeat(width - name.length()) + "  " + Table.printable(value));
           }
         });
   }

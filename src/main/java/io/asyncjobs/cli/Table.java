@@ -36,7 +36,7 @@ final class Table {
     }
     String[] row = new String[cells.length];
     for (int i = 0; i < cells.length; i++) {
-      row[i] = cells[i] == null || cells[i].isEmpty() ? "-" : cells[i];
+      row[i] = cells[i] == null || cells[i].isEmpty() ? "-" : printable(cells[i]);
     }
     rows.add(row);
   }
@@ -54,6 +54,29 @@ final class Table {
     }
     rows.forEach(this::print);
     rows.clear();
+  }
+
+  /**
+   * Text safe to print to a terminal. Job names and errors come from callers: line breaks and tabs
+   * become spaces, and every other control character (the escape sequences that write the clipboard
+   * or rewrite the screen start with one) and every bidirectional override becomes {@code ?}.
+   */
+  static String printable(String text) {
+    StringBuilder out = new StringBuilder(text.length());
+    text.codePoints()
+        .forEach(
+            c -> {
+              if (c == '\n' || c == '\r' || c == '\t') {
+                out.append(' ');
+              } else if (Character.getType(c) == Character.CONTROL
+                  || (c >= 0x202A && c <= 0x202E)
+                  || (c >= 0x2066 && c <= 0x2069)) {
+                out.append('?');
+              } else {
+                out.appendCodePoint(c);
+              }
+            });
+    return out.toString();
   }
 
   /** Whether any row was printed. */

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import org.hibernate.validator.constraints.time.DurationMin;
 
 /**
  * Every setting of the job service, under the prefix {@code jobs.}. Values are validated at start;
@@ -46,8 +47,12 @@ public interface JobsConfig {
   @Max(10000)
   int sweepBatchSize();
 
-  /** How long a job whose cleanup failed is kept before the sweep tries it again. */
+  /**
+   * How long a job whose cleanup failed is kept before the sweep tries it again; at least a second,
+   * so a failing cleanup is never due again within the same sweep.
+   */
   @WithDefault("5m")
+  @DurationMin(seconds = 1)
   Duration cleanupRetryDelay();
 
   /** Settings every service starts from. */

@@ -545,6 +545,7 @@ public abstract class JobService extends BaseService {
         batch = sweep(ctx, now);
         deleted += batch.deleted;
         errors += batch.errors;
+        // Ends: a failed cleanup is deferred by jobs.cleanup-retry-delay (at least a second).
       } while (batch.found == ctx.sweepBatchSize());
       return new TickResult(0, 0, 0, 0, 0, 0, 0, deleted, errors);
     } finally {

@@ -102,6 +102,26 @@ class AdminCliTest {
   }
 
   @Test
+  void shouldNotPassEscapeSequencesFromJobTextToTheTerminal() throws Exception {
+    // A caller chooses a job's name and, through its payload, its error: an admin listing jobs
+    // must not have escape sequences (clipboard writes, retitling, hidden text) run by the
+    // terminal.
+    String hostile = "x\u001b]52;c;aGk=\u0007y\u001b[2Jz\u202egnp.exe\u009b31m";
+    UUID uid = queue.enqueue("noop", Map.of("fail", hostile), "user", "alice", hostile);
+    runNoopUntilFinished();
+
+    for (Result result : List.of(run("list"), run("show", uid.toString()))) {
+      assertThat(result.code()).isZero();
+      assertThat(result.out())
+          .contains("x?]52;c;aGk=?y?[2Jz?gnp.exe?31m")
+          .doesNotContain("\u001b", "\u0007", "\u202e", "\u009b");
+    }
+    assertThat(run("list", "--json").json().get("jobs").get(0).get("error").asText())
+        .as("JSON keeps the text as it is")
+        .contains(hostile);
+  }
+
+  @Test
   void shouldPageThroughJobsNewestFirstOrListThemAll() throws Exception {
     List<UUID> enqueued = new ArrayList<>();
     for (int i = 0; i < 3; i++) {

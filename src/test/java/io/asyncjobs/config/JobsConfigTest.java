@@ -71,6 +71,14 @@ class JobsConfigTest {
   }
 
   @Test
+  void shouldRefuseACleanupRetryDelayUnderASecond() {
+    // With no delay a failed cleanup is due again at once, so a sweep that repeats until nothing
+    // expired is left (the admin CLI's prune) would retry it forever.
+    assertThatThrownBy(() -> load(Map.of("jobs.cleanup-retry-delay", "0s")))
+        .hasMessageContaining("jobs.cleanup-retry-delay");
+  }
+
+  @Test
   void shouldNameTheKeyOfAnOutOfRangeOverride() {
     assertThatThrownBy(() -> load(Map.of("jobs.services.zip.retention-seconds", "-5")))
         .hasMessageContaining("jobs.services.zip.retention-seconds");
