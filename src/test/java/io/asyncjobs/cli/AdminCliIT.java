@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.asyncjobs.db.EmbeddedPostgresLauncher;
 import io.asyncjobs.queue.JobIds;
+import io.asyncjobs.testing.ServiceProcess;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -36,7 +37,6 @@ import org.junit.jupiter.api.Test;
  */
 class AdminCliIT {
 
-  private static final Path RUNNER = Path.of("target", "quarkus-app", "quarkus-run.jar");
   private static final long TIMEOUT_SECONDS = 120;
 
   private static EmbeddedPostgres postgres;
@@ -44,9 +44,6 @@ class AdminCliIT {
 
   @BeforeAll
   static void startDatabase() throws Exception {
-    if (!Files.exists(RUNNER)) {
-      throw new IllegalStateException(RUNNER + " is missing: run the package phase first");
-    }
     Path root = Files.createDirectories(Path.of("target", "admin-cli"));
     postgres =
         EmbeddedPostgresLauncher.start(
@@ -122,13 +119,11 @@ class AdminCliIT {
     assertThat(help.out()).startsWith("Usage: admin <command>");
   }
 
-  /** Runs the jar with a pod's environment; the server would listen on {@code port}. */
+  /** Runs the packaged app with a pod's environment; the server would listen on {@code port}. */
   private static Run run(String url, int port, String... args) throws Exception {
     List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-Xmx256m");
-    command.add("-jar");
-    command.add(RUNNER.toString());
+    // The jar, or under -Dnative the native executable, as the failover tests run it.
+    command.addAll(ServiceProcess.command());
     command.addAll(List.of(args));
     ProcessBuilder builder = new ProcessBuilder(command);
     Map<String, String> env = new HashMap<>();

@@ -344,16 +344,21 @@ class ManifestTest {
 
     Duration handover = pod.config.lock().handoverGrace();
     Duration termination = Duration.ofSeconds(pod.spec.getTerminationGracePeriodSeconds());
+    // The grace period starts with the preStop sleep; the handover comes after it.
+    Duration preStop =
+        Duration.ofSeconds(pod.container.getLifecycle().getPreStop().getSleep().getSeconds());
     // After the handover grace the owner still writes outcomes, releases the Lease and closes
     // the HTTP server: allow it at least ten seconds for that.
-    assertThat(termination).isGreaterThanOrEqualTo(handover.plusSeconds(10));
+    assertThat(termination).isGreaterThanOrEqualTo(preStop.plus(handover).plusSeconds(10));
+    assertThat(pod.spec.getSecurityContext().getFsGroupChangePolicy())
+        .as("no walk over the whole shared volume at every start")
+        .isEqualTo("OnRootMismatch");
   }
 
   @Test
   void shouldFindEverySecretValueTheDeploymentReads() {
-    List<HasMetadata> objects = objects(EXAMPLE);
-    Pod pod = pod(objects);
-    Secret secret = one(objects, Secret.class);
+    Pod pod = pod(objects(EXAMPLE));
+    Secret secret = exampleSecret();
 
     assertThat(pod.env)
         .containsKeys(
@@ -362,6 +367,13 @@ class ManifestTest {
             "QUARKUS_DATASOURCE_PASSWORD",
             "JOBS_API_SIGNING_KEY",
             "MP_JWT_VERIFY_ISSUER");
+    for (EnvVar var : pod.container.getEnv()) {
+      if (var.getValueFrom() != null && var.getValueFrom().getSecretKeyRef() != null) {
+        assertThat(var.getValueFrom().getSecretKeyRef().getName())
+            .isEqualTo(secret.getMetadata().getName());
+        assertThat(values(secret)).containsKey(var.getValueFrom().getSecretKeyRef().getKey());
+      }
+    }
     Volume jwt =
         pod.spec.getVolumes().stream()
             .filter(v -> v.getSecret() != null)
@@ -376,6 +388,13 @@ class ManifestTest {
               assertThat(pod.raw.getValue("mp.jwt.verify.publickey.location", String.class))
                   .isEqualTo(mountPath(pod.container, jwt.getName()) + "/" + item.getPath());
             });
+  }
+
+  @Test
+  void shouldNotApplyTheExampleSecretsPlaceholders() {
+    assertThat(kinds(objects(EXAMPLE)))
+        .as("applying the overlay must not overwrite the installation's real Secret")
+        .doesNotContain("Secret");
   }
 
   @Test
@@ -419,7 +438,7 @@ class ManifestTest {
 
   @Test
   void shouldKeepOnlyPlaceholdersInTheExampleSecret() {
-    Secret secret = one(objects(EXAMPLE), Secret.class);
+    Secret secret = exampleSecret();
 
     assertThat(values(secret).values())
         .allSatisfy(v -> assertThat(v).containsAnyOf("CHANGE-ME", "async_jobs"));
@@ -486,7 +505,7 @@ class ManifestTest {
     }
     if (from.getSecretKeyRef() != null) {
       if (objects.stream().noneMatch(Secret.class::isInstance)) {
-        // The overlay leaves the Secret to the installer (the trial's secrets.sh makes it).
+        // The overlays leave the Secret to the installer (the trial's secrets.sh makes it).
         return "secret " + from.getSecretKeyRef().getKey();
       }
       Secret secret = named(objects, Secret.class, from.getSecretKeyRef().getName());
@@ -500,6 +519,17 @@ class ManifestTest {
           .get(from.getConfigMapKeyRef().getKey());
     }
     throw new AssertionError("an environment variable the test cannot resolve: " + var);
+  }
+
+  private static Secret exampleSecret() {
+    Secret secret =
+        SERIALIZATION.unmarshal(
+            Kustomize.read(K8S.resolve(EXAMPLE).resolve("secret.yaml")).get(0).toString(),
+            Secret.class);
+    List<String> unknown = new ArrayList<>();
+    unknownFields(secret, "Secret", unknown);
+    assertThat(unknown).isEmpty();
+    return secret;
   }
 
   private static Map<String, String> values(Secret secret) {

@@ -127,7 +127,8 @@ public final class ServiceProcess implements AutoCloseable {
    * How to run what the package phase built, as Quarkus records it in quarkus-artifact.properties:
    * the fast-jar on this JVM, or the native executable of a {@code -Dnative} build.
    */
-  private static List<String> command() throws IOException {
+  /** The command that runs the packaged application: the jar, or the native executable. */
+  public static List<String> command() throws IOException {
     Properties artifact = new Properties();
     try (Reader in = Files.newBufferedReader(ARTIFACT)) {
       artifact.load(in);
