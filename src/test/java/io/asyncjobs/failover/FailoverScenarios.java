@@ -127,7 +127,14 @@ abstract class FailoverScenarios {
 
     awaitDone(JOBS, Duration.ofSeconds(90));
     assertThat(count("SELECT count(*) FROM jobs WHERE status <> 'done'")).isZero();
-    assertThat(count("SELECT count(*) FROM jobs WHERE retry_count > 0")).isZero();
+    // Should this fail, the rows say which owner ran the job when, to tell the race apart.
+    assertThat(count("SELECT count(*) FROM jobs WHERE retry_count > 0"))
+        .as(
+            rows(
+                "SELECT j.uid, j.retry_count, j.epoch, j.started_at, j.completed_at,"
+                    + " (SELECT string_agg(e.epoch::text, ',') FROM noop_executions e"
+                    + " WHERE e.uid = j.uid) AS executed_under FROM jobs j WHERE retry_count > 0"))
+        .isZero();
     assertThat(
             count(
                 "SELECT count(*) FROM (SELECT uid FROM noop_executions GROUP BY uid"
@@ -186,6 +193,24 @@ abstract class FailoverScenarios {
       rs.next();
       return rs.getLong(1);
     }
+  }
+
+  /** The rows of {@code sql}, one line each, for a failure message. */
+  private String rows(String sql) throws SQLException {
+    StringBuilder out = new StringBuilder();
+    try (Connection c = connect();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      int columns = rs.getMetaData().getColumnCount();
+      while (rs.next()) {
+        for (int i = 1; i <= columns; i++) {
+          out.append(i > 1 ? " | " : "").append(rs.getMetaData().getColumnLabel(i)).append('=');
+          out.append(rs.getString(i));
+        }
+        out.append('\n');
+      }
+    }
+    return out.toString();
   }
 
   private Connection connect() throws SQLException {
