@@ -170,40 +170,29 @@ final class SeoReports {
 
   /** A {@code <urlset>} document listing {@code urls}. */
   static byte[] urlset(List<SitemapUrl> urls) throws XMLStreamException {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    XMLStreamWriter xml = xmlWriter(bytes);
-    xml.writeStartDocument("UTF-8", "1.0");
-    xml.writeCharacters("\n");
-    xml.writeStartElement("urlset");
-    xml.writeDefaultNamespace(SITEMAP_NS);
-    for (SitemapUrl url : urls) {
-      xml.writeCharacters("\n  ");
-      xml.writeStartElement("url");
-      element(xml, "loc", url.loc());
-      element(xml, "lastmod", w3cDate(url.lastmod()));
-      xml.writeEndElement();
-    }
-    xml.writeCharacters("\n");
-    xml.writeEndElement();
-    xml.writeCharacters("\n");
-    xml.writeEndDocument();
-    xml.close();
-    return bytes.toByteArray();
+    return sitemapDocument("urlset", "url", urls);
   }
 
   /** A {@code <sitemapindex>} document naming {@code locs}. */
   static byte[] sitemapIndex(List<String> locs, Instant lastmod) throws XMLStreamException {
+    return sitemapDocument(
+        "sitemapindex", "sitemap", locs.stream().map(loc -> new SitemapUrl(loc, lastmod)).toList());
+  }
+
+  /** The two sitemap documents differ only in their element names. */
+  private static byte[] sitemapDocument(String root, String entry, List<SitemapUrl> entries)
+      throws XMLStreamException {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     XMLStreamWriter xml = xmlWriter(bytes);
     xml.writeStartDocument("UTF-8", "1.0");
     xml.writeCharacters("\n");
-    xml.writeStartElement("sitemapindex");
+    xml.writeStartElement(root);
     xml.writeDefaultNamespace(SITEMAP_NS);
-    for (String loc : locs) {
+    for (SitemapUrl url : entries) {
       xml.writeCharacters("\n  ");
-      xml.writeStartElement("sitemap");
-      element(xml, "loc", loc);
-      element(xml, "lastmod", w3cDate(lastmod));
+      xml.writeStartElement(entry);
+      element(xml, "loc", url.loc());
+      element(xml, "lastmod", w3cDate(url.lastmod()));
       xml.writeEndElement();
     }
     xml.writeCharacters("\n");
