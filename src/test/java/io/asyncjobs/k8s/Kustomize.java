@@ -33,7 +33,17 @@ final class Kustomize {
 
   private Kustomize() {}
 
+  /** Whether kubectl runs here; asked once, since each answer costs a process. */
   static boolean kubectlAvailable() {
+    return Kubectl.AVAILABLE;
+  }
+
+  /** Holds the answer, found the first time it is asked for. */
+  private static final class Kubectl {
+    static final boolean AVAILABLE = probeKubectl();
+  }
+
+  private static boolean probeKubectl() {
     try {
       Process process = new ProcessBuilder("kubectl", "version", "--client").start();
       process.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
@@ -44,6 +54,11 @@ final class Kustomize {
       Thread.currentThread().interrupt();
       return false;
     }
+  }
+
+  /** The objects of {@code dir}: through kubectl where it runs, else by {@link #build}. */
+  static List<ObjectNode> render(Path dir) {
+    return kubectlAvailable() ? kubectl(dir) : build(dir);
   }
 
   /** The objects {@code kubectl kustomize dir} prints. */

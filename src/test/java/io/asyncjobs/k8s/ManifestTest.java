@@ -564,8 +564,7 @@ class ManifestTest {
         dir,
         d -> {
           Path path = K8S.resolve(d);
-          List<ObjectNode> nodes =
-              Kustomize.kubectlAvailable() ? Kustomize.kubectl(path) : Kustomize.build(path);
+          List<ObjectNode> nodes = Kustomize.render(path);
           return nodes.stream()
               .map(node -> (HasMetadata) SERIALIZATION.unmarshal(node.toString()))
               .toList();

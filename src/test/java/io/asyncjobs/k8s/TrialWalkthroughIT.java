@@ -130,8 +130,7 @@ class TrialWalkthroughIT {
   }
 
   private static Map<String, String> trialConfig() {
-    List<ObjectNode> objects =
-        Kustomize.kubectlAvailable() ? Kustomize.kubectl(TRIAL) : Kustomize.build(TRIAL);
+    List<ObjectNode> objects = Kustomize.render(TRIAL);
     ObjectNode configMap =
         objects.stream()
             .filter(o -> o.path("kind").asText().equals("ConfigMap"))
