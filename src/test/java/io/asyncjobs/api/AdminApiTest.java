@@ -1,7 +1,7 @@
 package io.asyncjobs.api;
 
-import static io.asyncjobs.api.JobsApiTest.as;
-import static io.asyncjobs.api.JobsApiTest.enqueue;
+import static io.asyncjobs.testing.Jobs.as;
+import static io.asyncjobs.testing.Jobs.enqueueNoop;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
@@ -95,13 +95,13 @@ class AdminApiTest {
 
   @Test
   void shouldShowACardPerServiceWithCountsRatesDurationsAndBytes() throws Exception {
-    enqueue(JobsApiTest.ALICE, "{\"artifact_bytes\": 300}");
-    enqueue(JobsApiTest.ALICE, "{\"fail\": true}");
-    enqueue(JobsApiTest.BOB, "{}");
+    enqueueNoop(JobsApiTest.ALICE, "{\"artifact_bytes\": 300}");
+    enqueueNoop(JobsApiTest.ALICE, "{\"fail\": true}");
+    enqueueNoop(JobsApiTest.BOB, "{}");
     noop.runOnce();
     assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
     noop.runOnce();
-    enqueue(JobsApiTest.BOB, "{}"); // still pending
+    enqueueNoop(JobsApiTest.BOB, "{}"); // still pending
     db.update(
         "UPDATE jobs SET created_at = now() - interval '90 seconds' WHERE status = 'pending'");
 
@@ -204,8 +204,8 @@ class AdminApiTest {
 
   @Test
   void shouldListEveryOwnersJobsFilteredByOwner() {
-    String alices = enqueue(JobsApiTest.ALICE, "{}");
-    String bobs = enqueue(JobsApiTest.BOB, "{}");
+    String alices = enqueueNoop(JobsApiTest.ALICE, "{}");
+    String bobs = enqueueNoop(JobsApiTest.BOB, "{}");
 
     assertThat(as(ADMIN).get("/api/admin/jobs").<List<String>>path("jobs.uid"))
         .containsExactly(bobs, alices);
@@ -222,7 +222,7 @@ class AdminApiTest {
 
   @Test
   void shouldRetryAFailedJobOnly() throws Exception {
-    String uid = enqueue(JobsApiTest.ALICE, "{\"fail\": \"once\"}");
+    String uid = enqueueNoop(JobsApiTest.ALICE, "{\"fail\": \"once\"}");
     as(ADMIN).post("/api/admin/jobs/" + uid + "/retry").then().statusCode(409);
     noop.runOnce();
     assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();

@@ -1,5 +1,8 @@
 package io.asyncjobs.api;
 
+import static io.asyncjobs.testing.Jobs.as;
+import static io.asyncjobs.testing.Jobs.enqueueNoop;
+import static io.asyncjobs.testing.Jobs.runAll;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
@@ -17,7 +20,6 @@ import io.asyncjobs.testing.Tokens;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
-import io.restassured.specification.RequestSpecification;
 import jakarta.inject.Inject;
 import java.io.IOException;
 import java.net.URL;
@@ -141,11 +143,11 @@ class AdminPageBrowserTest {
 
   @Test
   void shouldShowACardPerServiceWithTheCountsOfItsJobs() throws Exception {
-    enqueue(ALICE, "{\"artifact_bytes\": 300}");
-    enqueue(ALICE, "{}");
-    enqueue(BOB, "{\"fail\": true}");
-    runToCompletion();
-    String pending = enqueue(BOB, "{}");
+    enqueueNoop(ALICE, "{\"artifact_bytes\": 300}");
+    enqueueNoop(ALICE, "{}");
+    enqueueNoop(BOB, "{\"fail\": true}");
+    runAll(noop);
+    String pending = enqueueNoop(BOB, "{}");
 
     signIn(ADMIN);
     awaitDashboard();
@@ -176,11 +178,11 @@ class AdminPageBrowserTest {
 
   @Test
   void shouldFilterTheJobTableByKindStatusAndOwner() throws Exception {
-    String alicesDone = enqueue(ALICE, "{}");
-    runToCompletion();
-    String bobsFailed = enqueue(BOB, "{\"fail\": true}");
-    runToCompletion();
-    String bobsPending = enqueue(BOB, "{}");
+    String alicesDone = enqueueNoop(ALICE, "{}");
+    runAll(noop);
+    String bobsFailed = enqueueNoop(BOB, "{\"fail\": true}");
+    runAll(noop);
+    String bobsPending = enqueueNoop(BOB, "{}");
     String alicesZip =
         queue.enqueue("zip", Map.of("paths", List.of(".")), "user", "alice", null).toString();
 
@@ -213,7 +215,7 @@ class AdminPageBrowserTest {
 
   @Test
   void shouldAdvanceTheProgressBarOfARunningJobAndStopItOnCancel() throws Exception {
-    String uid = enqueue(ALICE, "{\"sleep_ms\": 8000, \"progress_steps\": 16}");
+    String uid = enqueueNoop(ALICE, "{\"sleep_ms\": 8000, \"progress_steps\": 16}");
     signIn(ADMIN);
     awaitDashboard();
     awaitRows(List.of(uid));
@@ -248,7 +250,7 @@ class AdminPageBrowserTest {
                 + " was asked to stop; it fails once the processing replica interrupts it.");
     assertThat(db.query("SELECT cancel_requested FROM jobs WHERE uid = ?", UUID.fromString(uid)))
         .containsExactly(Map.of("cancel_requested", true));
-    runToCompletion();
+    runAll(noop);
     awaitStatus(uid, "failed");
     assertThat(row(uid).findElement(By.cssSelector("td.error-text")).getText())
         .isEqualTo("cancelled on request");
@@ -256,9 +258,9 @@ class AdminPageBrowserTest {
 
   @Test
   void shouldRetryAFailedJobAndCancelAPendingOne() throws Exception {
-    String failed = enqueue(ALICE, "{\"fail\": \"once\"}");
-    runToCompletion();
-    String pending = enqueue(BOB, "{}");
+    String failed = enqueueNoop(ALICE, "{\"fail\": \"once\"}");
+    runAll(noop);
+    String pending = enqueueNoop(BOB, "{}");
     signIn(ADMIN);
     awaitDashboard();
     awaitRows(List.of(pending, failed));
@@ -285,7 +287,7 @@ class AdminPageBrowserTest {
 
   @Test
   void shouldShowTheApiProblemWhenAnActionComesTooLate() throws Exception {
-    String uid = enqueue(ALICE, "{}");
+    String uid = enqueueNoop(ALICE, "{}");
     signIn(ADMIN);
     awaitDashboard();
     awaitRows(List.of(uid));
@@ -302,7 +304,7 @@ class AdminPageBrowserTest {
             + "  return real(url, init);"
             + "};");
     await("a held refresh", d -> ((Number) browser.js("return window.held")).intValue() > 0);
-    runToCompletion();
+    runAll(noop);
     assertThat(status(uid)).isEqualTo("done");
 
     row(uid).findElement(By.cssSelector("button.cancel")).click();
@@ -366,9 +368,9 @@ class AdminPageBrowserTest {
   void shouldShowWhatCallersWroteAsTextNotAsMarkup() throws Exception {
     String owner = "<img src=x onerror=\"window.pwned = 'owner'\">";
     String message = "<img src=x onerror=\"window.pwned = 'error'\"><b>bold</b>";
-    String uid = enqueue(Tokens.user(owner), JSON.writeValueAsString(Map.of("fail", message)));
-    runToCompletion();
-    String alices = enqueue(ALICE, "{}");
+    String uid = enqueueNoop(Tokens.user(owner), JSON.writeValueAsString(Map.of("fail", message)));
+    runAll(noop);
+    String alices = enqueueNoop(ALICE, "{}");
 
     signIn(ADMIN);
     awaitDashboard();
@@ -427,28 +429,6 @@ class AdminPageBrowserTest {
   }
 
   // ---- Helpers ----
-
-  static RequestSpecification as(String token) {
-    return given().auth().oauth2(token);
-  }
-
-  /** Enqueues a noop job as the token's owner and returns its uid. */
-  static String enqueue(String token, String payload) {
-    return as(token)
-        .contentType(ContentType.JSON)
-        .body(payload)
-        .post("/api/noop")
-        .then()
-        .statusCode(202)
-        .extract()
-        .path("uid");
-  }
-
-  void runToCompletion() throws InterruptedException {
-    noop.runOnce();
-    assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
-    noop.runOnce();
-  }
 
   String status(String uid) {
     return (String)

@@ -1,7 +1,7 @@
 package io.asyncjobs.api;
 
-import static io.asyncjobs.api.JobsApiTest.as;
-import static io.asyncjobs.api.JobsApiTest.enqueue;
+import static io.asyncjobs.testing.Jobs.as;
+import static io.asyncjobs.testing.Jobs.enqueueNoop;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
@@ -54,7 +54,7 @@ class DownloadTest {
         name == null
             ? "{\"artifact_bytes\": " + size + "}"
             : "{\"artifact_bytes\": " + size + ", \"name\": \"" + name + "\"}";
-    String uid = enqueue(ALICE, body);
+    String uid = enqueueNoop(ALICE, body);
     noop.runOnce();
     assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
     noop.runOnce();
@@ -205,7 +205,7 @@ class DownloadTest {
     as(ALICE).get("/api/jobs/nope/download").then().statusCode(400);
     given().get("/api/jobs/" + uid + "/download").then().statusCode(401);
 
-    String pending = enqueue(ALICE, "{\"artifact_bytes\": 10}");
+    String pending = enqueueNoop(ALICE, "{\"artifact_bytes\": 10}");
     as(ALICE)
         .get("/api/jobs/" + pending + "/download")
         .then()
@@ -213,7 +213,7 @@ class DownloadTest {
         .contentType(Problem.MEDIA_TYPE)
         .body("type", equalTo("urn:async-jobs:problem:job-not-done"));
 
-    String noFile = enqueue(ALICE, "{}");
+    String noFile = enqueueNoop(ALICE, "{}");
     noop.runOnce();
     noop.awaitTasks(Duration.ofSeconds(10));
     noop.runOnce();

@@ -1,6 +1,6 @@
 package io.asyncjobs.api;
 
-import static io.asyncjobs.api.JobsApiTest.enqueue;
+import static io.asyncjobs.testing.Jobs.enqueueNoop;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -98,7 +98,7 @@ class EventsTest {
 
   @Test
   void shouldStreamEachChangeAndEndAfterTheFinalStatus() throws Exception {
-    String uid = enqueue(JobsApiTest.ALICE, "{\"sleep_ms\": 60000}");
+    String uid = enqueueNoop(JobsApiTest.ALICE, "{\"sleep_ms\": 60000}");
     EventStream stream = new EventStream(uid, JobsApiTest.ALICE);
     assertThat(stream.response.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
     assertThat(stream.response.get().headers().firstValue("Content-Type").orElse(""))
@@ -138,7 +138,7 @@ class EventsTest {
 
   @Test
   void shouldKeepAnIdleStreamOpenWithCommentLines() throws Exception {
-    String uid = enqueue(JobsApiTest.ALICE, "{}");
+    String uid = enqueueNoop(JobsApiTest.ALICE, "{}");
     EventStream stream = new EventStream(uid, JobsApiTest.ALICE);
     assertThat(stream.next().get("status").asText()).isEqualTo("pending");
     // The test profile sends one after a second of silence.
@@ -148,7 +148,7 @@ class EventsTest {
 
   @Test
   void shouldSendOneEventWithTheDownloadLinkForADoneJobAndEnd() throws Exception {
-    String uid = enqueue(JobsApiTest.ALICE, "{\"artifact_bytes\": 5}");
+    String uid = enqueueNoop(JobsApiTest.ALICE, "{\"artifact_bytes\": 5}");
     noop.runOnce();
     assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
     noop.runOnce();
@@ -162,7 +162,7 @@ class EventsTest {
 
   @Test
   void shouldRefuseAnotherOwnersStreamWith404() throws Exception {
-    String uid = enqueue(JobsApiTest.ALICE, "{}");
+    String uid = enqueueNoop(JobsApiTest.ALICE, "{}");
     HttpResponse<String> response =
         http.send(
             HttpRequest.newBuilder(URI.create(base + "api/jobs/" + uid + "/events"))

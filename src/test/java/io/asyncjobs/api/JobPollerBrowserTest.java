@@ -1,5 +1,6 @@
 package io.asyncjobs.api;
 
+import static io.asyncjobs.testing.Jobs.runAll;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
@@ -96,7 +97,7 @@ class JobPollerBrowserTest {
     Map<String, Object> first = awaitEvent(poller, "update");
     assertThat(job(first).get("status")).isEqualTo("pending");
 
-    runToCompletion();
+    runAll(noop);
 
     Map<String, Object> done = job(awaitEvent(poller, "done"));
     assertThat(done.get("status")).isEqualTo("done");
@@ -122,7 +123,7 @@ class JobPollerBrowserTest {
     int poller = start(statusUrl, ALICE, Map.of());
     assertThat(job(awaitEvent(poller, "update")).get("status")).isEqualTo("pending");
 
-    runToCompletion();
+    runAll(noop);
 
     assertThat(job(awaitEvent(poller, "done")).get("status")).isEqualTo("done");
     // One streamed request carried every update, the final one included.
@@ -135,7 +136,7 @@ class JobPollerBrowserTest {
     int poller = start(statusUrl, ALICE, Map.of());
     awaitEvent(poller, "update");
 
-    runToCompletion();
+    runAll(noop);
 
     Map<String, Object> failed = job(awaitEvent(poller, "failed"));
     assertThat(failed.get("status")).isEqualTo("failed");
@@ -160,7 +161,7 @@ class JobPollerBrowserTest {
 
     // The job fails after all; a second poller sees that, the timed-out one must not.
     db.update("UPDATE jobs SET cancel_requested = true WHERE status = 'running'");
-    runToCompletion();
+    runAll(noop);
     awaitEvent(start(statusUrl, ALICE, Map.of()), "failed");
     assertThat(types(poller)).containsOnlyOnce("timeout").doesNotContain("done", "failed");
   }
@@ -178,7 +179,7 @@ class JobPollerBrowserTest {
       noop.runOnce();
       Thread.sleep(200);
     }
-    runToCompletion();
+    runAll(noop);
     awaitEvent(poller, "done");
 
     List<Map<String, Object>> progress = events(poller, "progress");
@@ -203,7 +204,7 @@ class JobPollerBrowserTest {
     int poller = start(statusUrl, ALICE, Map.of());
     assertThat(job(awaitEvent(poller, "update")).get("status")).isEqualTo("pending");
 
-    runToCompletion();
+    runAll(noop);
 
     assertThat(job(awaitEvent(poller, "done")).get("status")).isEqualTo("done");
     assertThat(requests(poller)).hasSizeGreaterThanOrEqualTo(2).containsOnly(statusUrl);
@@ -235,7 +236,7 @@ class JobPollerBrowserTest {
             ALICE);
     int poller = ((Number) cancelled).intValue();
 
-    runToCompletion();
+    runAll(noop);
 
     // A second poller sees the job done; by then the cancelled one would have too.
     awaitEvent(start(statusUrl, ALICE, Map.of()), "done");
@@ -264,12 +265,6 @@ class JobPollerBrowserTest {
 
   static String uid(String statusUrl) {
     return statusUrl.substring(statusUrl.lastIndexOf('/') + 1);
-  }
-
-  void runToCompletion() throws InterruptedException {
-    noop.runOnce();
-    assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
-    noop.runOnce();
   }
 
   static Object js(String script, Object... args) {

@@ -1,5 +1,8 @@
 package io.asyncjobs.api;
 
+import static io.asyncjobs.testing.Jobs.as;
+import static io.asyncjobs.testing.Jobs.enqueueNoop;
+import static io.asyncjobs.testing.Jobs.runAll;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -15,7 +18,6 @@ import io.asyncjobs.testing.Tokens;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
-import io.restassured.specification.RequestSpecification;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.List;
@@ -50,27 +52,6 @@ class JobsApiTest {
     noop.awaitTasks(Duration.ofSeconds(10));
   }
 
-  static RequestSpecification as(String token) {
-    return given().auth().oauth2(token);
-  }
-
-  static String enqueue(String token, String body) {
-    return as(token)
-        .contentType(ContentType.JSON)
-        .body(body)
-        .post("/api/noop")
-        .then()
-        .statusCode(202)
-        .extract()
-        .path("uid");
-  }
-
-  void runToCompletion() throws InterruptedException {
-    noop.runOnce();
-    assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
-    noop.runOnce();
-  }
-
   @Test
   void shouldAnswerAnEnqueueAt202WithLocationAndLinks() {
     Response response =
@@ -92,7 +73,7 @@ class JobsApiTest {
 
   @Test
   void shouldShowStatusFromPendingToDoneWithASignedDownloadLinkButNoPath() throws Exception {
-    String uid = enqueue(ALICE, "{\"artifact_bytes\": 100, \"name\": \"hello.txt\"}");
+    String uid = enqueueNoop(ALICE, "{\"artifact_bytes\": 100, \"name\": \"hello.txt\"}");
     as(ALICE)
         .get("/api/jobs/" + uid)
         .then()
@@ -101,7 +82,7 @@ class JobsApiTest {
         .body("download_url", nullValue())
         .body("started_at", nullValue());
 
-    runToCompletion();
+    runAll(noop);
 
     Response done = as(ALICE).get("/api/jobs/" + uid);
     done.then()
@@ -117,8 +98,8 @@ class JobsApiTest {
 
   @Test
   void shouldShowProgressAndAFailedJobsError() throws Exception {
-    String failing = enqueue(ALICE, "{\"fail\": \"disk full\"}");
-    runToCompletion();
+    String failing = enqueueNoop(ALICE, "{\"fail\": \"disk full\"}");
+    runAll(noop);
     as(ALICE)
         .get("/api/jobs/" + failing)
         .then()
@@ -126,7 +107,7 @@ class JobsApiTest {
         .body("error", equalTo("IllegalStateException: disk full"))
         .body("download_url", nullValue());
 
-    String running = enqueue(ALICE, "{\"sleep_ms\": 60000}");
+    String running = enqueueNoop(ALICE, "{\"sleep_ms\": 60000}");
     noop.runOnce();
     db.update(
         "UPDATE jobs SET progress = 0.25, progress_items = 3, progress_at = now() WHERE uid = ?",
@@ -142,8 +123,8 @@ class JobsApiTest {
   @Test
   void shouldShowTheLastProgressOfAFinishedJob() throws Exception {
     // All three reports land between two ticks, so none is written while the job runs.
-    String uid = enqueue(ALICE, "{\"progress_steps\": 3}");
-    runToCompletion();
+    String uid = enqueueNoop(ALICE, "{\"progress_steps\": 3}");
+    runAll(noop);
     as(ALICE)
         .get("/api/jobs/" + uid)
         .then()
@@ -154,7 +135,7 @@ class JobsApiTest {
 
   @Test
   void shouldApplyTheAuthMatrixToTheStatusRoute() {
-    String uid = enqueue(ALICE, "{}");
+    String uid = enqueueNoop(ALICE, "{}");
     String path = "/api/jobs/" + uid;
 
     as(ALICE).get(path).then().statusCode(200);
@@ -206,11 +187,11 @@ class JobsApiTest {
 
   @Test
   void shouldListOnlyTheCallersJobsWithFiltersAndPages() throws Exception {
-    String a1 = enqueue(ALICE, "{}");
-    String a2 = enqueue(ALICE, "{\"fail\": true}");
-    String a3 = enqueue(ALICE, "{}");
-    String b1 = enqueue(BOB, "{}");
-    runToCompletion();
+    String a1 = enqueueNoop(ALICE, "{}");
+    String a2 = enqueueNoop(ALICE, "{\"fail\": true}");
+    String a3 = enqueueNoop(ALICE, "{}");
+    String b1 = enqueueNoop(BOB, "{}");
+    runAll(noop);
 
     assertThat(as(ALICE).get("/api/jobs").<List<String>>path("jobs.uid"))
         .containsExactly(a3, a2, a1);
@@ -262,7 +243,7 @@ class JobsApiTest {
 
   @Test
   void shouldCancelPendingAtOnceAndAskARunningJobToStop() throws Exception {
-    String pending = enqueue(ALICE, "{}");
+    String pending = enqueueNoop(ALICE, "{}");
     as(BOB).delete("/api/jobs/" + pending).then().statusCode(404);
     as(ALICE)
         .delete("/api/jobs/" + pending)
@@ -277,7 +258,7 @@ class JobsApiTest {
         .contentType(Problem.MEDIA_TYPE)
         .body("type", equalTo("urn:async-jobs:problem:job-finished"));
 
-    String running = enqueue(ALICE, "{\"sleep_ms\": 60000}");
+    String running = enqueueNoop(ALICE, "{\"sleep_ms\": 60000}");
     noop.runOnce();
     as(ALICE)
         .delete("/api/jobs/" + running)

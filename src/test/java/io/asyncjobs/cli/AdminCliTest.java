@@ -1,5 +1,6 @@
 package io.asyncjobs.cli;
 
+import static io.asyncjobs.testing.Jobs.runAll;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -73,7 +74,7 @@ class AdminCliTest {
   @Test
   void shouldListOnlyTheJobsTheFiltersMatchAsATableAndAsJson() throws Exception {
     UUID alicesFailed = enqueue("noop", Map.of("fail", "boom"), "alice");
-    runNoopUntilFinished();
+    runAll(noop);
     UUID alicesPending = enqueue("noop", Map.of(), "alice");
     UUID bobsPending = enqueue("noop", Map.of(), "bob");
     UUID bobsZip = enqueue("zip", Map.of("paths", List.of(".")), "bob");
@@ -108,7 +109,7 @@ class AdminCliTest {
     // terminal.
     String hostile = "x\u001b]52;c;aGk=\u0007y\u001b[2Jz\u202egnp.exe\u009b31m";
     UUID uid = queue.enqueue("noop", Map.of("fail", hostile), "user", "alice", hostile);
-    runNoopUntilFinished();
+    runAll(noop);
 
     for (Result result : List.of(run("list"), run("show", uid.toString()))) {
       assertThat(result.code()).isZero();
@@ -178,7 +179,7 @@ class AdminCliTest {
   @Test
   void shouldShowAJobAndSayWhenThereIsNone() throws Exception {
     UUID uid = enqueue("noop", Map.of("fail", "no disk"), "alice");
-    runNoopUntilFinished();
+    runAll(noop);
 
     Result shown = run("show", uid.toString());
     assertThat(shown.code()).isZero();
@@ -207,7 +208,7 @@ class AdminCliTest {
     assertThat(early.code()).isEqualTo(AdminCli.CONFLICT);
     assertThat(early.err()).isEqualTo("error: only a failed job can be retried\n");
 
-    runNoopUntilFinished();
+    runAll(noop);
     assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.FAILED);
     Result retried = run("retry", uid.toString(), "--json");
 
@@ -251,7 +252,7 @@ class AdminCliTest {
     clock.set(T0);
     UUID expiring = enqueue("noop", Map.of("artifact_bytes", 100), "alice");
     UUID kept = enqueue("noop", Map.of("artifact_bytes", 100), "alice");
-    runNoopUntilFinished();
+    runAll(noop);
     db.update(
         "UPDATE jobs SET expires_at = ? WHERE uid = ?",
         Timestamp.from(T0.plus(Duration.ofDays(30))),
@@ -411,13 +412,6 @@ class AdminCliTest {
 
   private UUID enqueue(String kind, Map<String, Object> payload, String owner) {
     return queue.enqueue(kind, payload, "user", owner, null);
-  }
-
-  /** Runs the noop jobs enqueued so far to completion: claim, let them return, reap. */
-  private void runNoopUntilFinished() throws Exception {
-    noop.runOnce();
-    assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
-    noop.runOnce();
   }
 
   private static List<String> uids(JsonNode page) {

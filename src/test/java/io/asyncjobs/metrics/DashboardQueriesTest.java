@@ -1,5 +1,7 @@
 package io.asyncjobs.metrics;
 
+import static io.asyncjobs.testing.Jobs.enqueue;
+import static io.asyncjobs.testing.Jobs.runUntilIdle;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
@@ -8,7 +10,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.Trees;
 import io.asyncjobs.kinds.deepsearch.DeepsearchService;
 import io.asyncjobs.kinds.noop.NoopService;
@@ -23,7 +24,6 @@ import io.asyncjobs.testing.Tokens;
 import io.quarkus.arc.Arc;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
 import java.net.URL;
 import java.nio.file.Files;
@@ -260,9 +260,9 @@ class DashboardQueriesTest {
     db.clearJobs();
     writeTree();
 
-    enqueue("/api/noop", "{\"artifact_bytes\": 2048}");
-    enqueue("/api/noop", "{\"fail\": \"before the first scrape\"}");
-    run(noop);
+    enqueue(TOKEN, "noop", "{\"artifact_bytes\": 2048}");
+    enqueue(TOKEN, "noop", "{\"fail\": \"before the first scrape\"}");
+    runUntilIdle(noop, db);
     metrics.refreshQueueGauges();
 
     Files.createDirectories(WORK);
@@ -277,22 +277,22 @@ class DashboardQueriesTest {
     // Zip and deepsearch run only from here on: their rates can only be positive if their counters
     // were already exported, at 0, before this first scrape.
 
-    enqueue("/api/noop", "{\"sleep_ms\": 5}");
-    enqueue("/api/noop", "{\"fail\": \"after the first scrape\"}");
-    enqueue("/api/zip", "{\"paths\": [\"docs\", \"pics\"]}");
-    enqueue("/api/deepsearch", "{\"root\": \"docs\", \"query\": \"falcon\"}");
+    enqueue(TOKEN, "noop", "{\"sleep_ms\": 5}");
+    enqueue(TOKEN, "noop", "{\"fail\": \"after the first scrape\"}");
+    enqueue(TOKEN, "zip", "{\"paths\": [\"docs\", \"pics\"]}");
+    enqueue(TOKEN, "deepsearch", "{\"root\": \"docs\", \"query\": \"falcon\"}");
     // A running row left by an earlier owner (epoch 0): recovered, then run.
-    String orphan = enqueue("/api/noop", "{}");
+    String orphan = enqueue(TOKEN, "noop", "{}");
     db.update(
         "UPDATE jobs SET status = 'running', started_at = now(), epoch = 0 WHERE uid = ?::uuid",
         orphan);
-    run(noop);
-    run(zip);
-    run(deepsearch);
+    runUntilIdle(noop, db);
+    runUntilIdle(zip, db);
+    runUntilIdle(deepsearch, db);
     cancelPendingAndRunning();
     timeOut();
     // Waiting for 20 minutes: past the oldest-pending alert's 15.
-    enqueue("/api/noop", "{}");
+    enqueue(TOKEN, "noop", "{}");
     db.update(
         "UPDATE jobs SET created_at = now() - interval '20 minutes'"
             + " WHERE kind = 'noop' AND status = 'pending'");
@@ -347,19 +347,19 @@ class DashboardQueriesTest {
 
   /** One job that is cancelled while pending (never counted as an outcome), one while running. */
   private void cancelPendingAndRunning() throws Exception {
-    String running = enqueue("/api/noop", "{\"sleep_ms\": 60000}");
+    String running = enqueue(TOKEN, "noop", "{\"sleep_ms\": 60000}");
     noop.runOnce();
-    String pending = enqueue("/api/noop", "{}");
+    String pending = enqueue(TOKEN, "noop", "{}");
     given().auth().oauth2(TOKEN).delete("/api/jobs/" + pending).then().statusCode(200);
     given().auth().oauth2(TOKEN).delete("/api/jobs/" + running).then().statusCode(202);
-    run(noop);
+    runUntilIdle(noop, db);
   }
 
   /** One noop job that runs past a one-second timeout, on the test clock. */
   private void timeOut() throws Exception {
     settings.update(NoopService.KIND, new SettingsOverride(null, null, 1L, null));
     try {
-      enqueue("/api/noop", "{\"sleep_ms\": 60000}");
+      enqueue(TOKEN, "noop", "{\"sleep_ms\": 60000}");
       noop.runOnce();
       clock.advance(Duration.ofSeconds(2));
       assertThat(noop.runOnce().timedOut()).isEqualTo(1);
@@ -368,39 +368,6 @@ class DashboardQueriesTest {
       clock.reset();
       db.update("DELETE FROM service_settings WHERE service = ?", NoopService.KIND);
     }
-  }
-
-  static String enqueue(String path, String body) {
-    return given()
-        .auth()
-        .oauth2(TOKEN)
-        .contentType(ContentType.JSON)
-        .body(body)
-        .post(path)
-        .then()
-        .statusCode(202)
-        .extract()
-        .path("uid");
-  }
-
-  /** Runs the kind until none of its jobs is pending or running. */
-  private void run(JobService service) throws Exception {
-    for (int round = 0; round < 10; round++) {
-      service.runOnce();
-      assertThat(service.awaitTasks(Duration.ofSeconds(30))).isTrue();
-      long unfinished =
-          (Long)
-              db.query(
-                      "SELECT count(*) AS n FROM jobs WHERE kind = ?"
-                          + " AND status IN ('pending', 'running')",
-                      service.kind())
-                  .get(0)
-                  .get("n");
-      if (unfinished == 0) {
-        return;
-      }
-    }
-    fail("%s jobs still unfinished after 10 rounds", service.kind());
   }
 
   // ---- the dashboard and the rules -------------------------------------------------------

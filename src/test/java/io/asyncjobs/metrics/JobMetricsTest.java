@@ -1,5 +1,7 @@
 package io.asyncjobs.metrics;
 
+import static io.asyncjobs.testing.Jobs.enqueueNoop;
+import static io.asyncjobs.testing.Jobs.runAll;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,7 +10,6 @@ import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.Tokens;
 import io.quarkus.test.junit.QuarkusTest;
-import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -59,14 +60,14 @@ class JobMetricsTest {
   void shouldCountEnqueuesOutcomesDurationsAndBytes() throws Exception {
     Scrape before = scrape();
 
-    enqueue("{\"sleep_ms\": 1}");
-    enqueue("{\"fail\": \"boom\"}");
-    enqueue("{\"fail\": true}");
-    enqueue("{\"artifact_bytes\": 1234}");
+    enqueueNoop(ALICE, "{\"sleep_ms\": 1}");
+    enqueueNoop(ALICE, "{\"fail\": \"boom\"}");
+    enqueueNoop(ALICE, "{\"fail\": true}");
+    enqueueNoop(ALICE, "{\"artifact_bytes\": 1234}");
     Scrape enqueued = scrape();
     assertThat(enqueued.delta(before, "jobs_enqueued_total", "kind", "noop")).isEqualTo(4);
 
-    runToCompletion();
+    runAll(noop);
     Scrape after = scrape();
 
     assertThat(after.delta(before, "jobs_completed_total", "kind", "noop", "status", "done"))
@@ -91,10 +92,10 @@ class JobMetricsTest {
 
   @Test
   void shouldReadQueueDepthAndOldestPendingAgeFromTheDatabase() throws Exception {
-    enqueue("{}");
-    enqueue("{\"fail\": true}");
-    runToCompletion();
-    enqueue("{}");
+    enqueueNoop(ALICE, "{}");
+    enqueueNoop(ALICE, "{\"fail\": true}");
+    runAll(noop);
+    enqueueNoop(ALICE, "{}");
     // The waiting job was enqueued a minute and a half ago.
     db.update(
         "UPDATE jobs SET created_at = now() - interval '90 seconds'"
@@ -126,7 +127,7 @@ class JobMetricsTest {
         .extracting(Sample::value)
         .isEqualTo(0.0);
 
-    runToCompletion();
+    runAll(noop);
     metrics.refreshQueueGauges();
     Scrape drained = scrape();
     assertThat(drained.value("jobs_queue_depth", "kind", "noop", "status", "pending")).isZero();
@@ -136,8 +137,8 @@ class JobMetricsTest {
 
   @Test
   void shouldCountRetriesAndRecoveredOrphans() throws Exception {
-    UUID failing = UUID.fromString(enqueue("{\"fail\": true}"));
-    runToCompletion();
+    UUID failing = UUID.fromString(enqueueNoop(ALICE, "{\"fail\": true}"));
+    runAll(noop);
     Scrape before = scrape();
 
     assertThat(queue.retryJob(failing)).isTrue();
@@ -146,10 +147,10 @@ class JobMetricsTest {
     assertThat(retried.delta(before, "jobs_enqueued_total", "kind", "noop")).isZero();
 
     // A running row left by an earlier owner (epoch 0) is an orphan for this owner.
-    UUID orphan = UUID.fromString(enqueue("{}"));
+    UUID orphan = UUID.fromString(enqueueNoop(ALICE, "{}"));
     db.update(
         "UPDATE jobs SET status = 'running', started_at = now(), epoch = 0 WHERE uid = ?", orphan);
-    runToCompletion();
+    runAll(noop);
     Scrape after = scrape();
     assertThat(
             after.delta(
@@ -164,8 +165,8 @@ class JobMetricsTest {
 
   @Test
   void shouldNeverLabelASeriesWithAJobOrAnOwner() throws Exception {
-    String uid = enqueue("{\"artifact_bytes\": 10}");
-    runToCompletion();
+    String uid = enqueueNoop(ALICE, "{\"artifact_bytes\": 10}");
+    runAll(noop);
     metrics.refreshQueueGauges();
 
     String text = scrapeText();
@@ -189,25 +190,6 @@ class JobMetricsTest {
   }
 
   // ---- helpers ---------------------------------------------------------------------------
-
-  static String enqueue(String body) {
-    return given()
-        .auth()
-        .oauth2(ALICE)
-        .contentType(ContentType.JSON)
-        .body(body)
-        .post("/api/noop")
-        .then()
-        .statusCode(202)
-        .extract()
-        .path("uid");
-  }
-
-  void runToCompletion() throws InterruptedException {
-    noop.runOnce();
-    assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
-    noop.runOnce();
-  }
 
   static String scrapeText() {
     return given()

@@ -1,5 +1,6 @@
 package io.asyncjobs.kinds.deepsearch;
 
+import static io.asyncjobs.testing.Jobs.runUntilIdle;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -59,7 +60,7 @@ class DeepsearchServiceTest {
   @AfterEach
   void settle() throws Exception {
     clock.reset();
-    run();
+    runUntilIdle(service, db);
     Trees.delete(outside);
   }
 
@@ -82,27 +83,6 @@ class DeepsearchServiceTest {
             .extract()
             .path("uid");
     return UUID.fromString(uid);
-  }
-
-  /** Runs the engine until no deepsearch job is left pending or running. */
-  void run() throws Exception {
-    for (int round = 0; round < 20; round++) {
-      service.runOnce();
-      if (unfinished() == 0) {
-        return;
-      }
-      assertThat(service.awaitTasks(Duration.ofSeconds(60))).isTrue();
-    }
-    assertThat(unfinished()).as("deepsearch jobs still unfinished").isZero();
-  }
-
-  long unfinished() {
-    return (Long)
-        db.query(
-                "SELECT count(*) AS n FROM jobs WHERE kind = 'deepsearch'"
-                    + " AND status IN ('pending', 'running')")
-            .get(0)
-            .get("n");
   }
 
   Job job(UUID uid) {
@@ -136,7 +116,7 @@ class DeepsearchServiceTest {
     write("docs/falcon.csv", "falcon,falcon,falcon");
 
     UUID uid = enqueue(Map.of("root", "docs", "query", "falcon"));
-    run();
+    runUntilIdle(service, db);
 
     JsonNode results = results(uid);
     assertThat(paths(results)).containsExactly("docs/falcons.md", "docs/birds.txt");
@@ -185,7 +165,7 @@ class DeepsearchServiceTest {
             Map.of("root", "site", "query", "kestrelclass OR falconstyle OR hiddenword OR div"));
     UUID attribute =
         enqueue(Map.of("root", "site", "query", "owlattribute OR doctype OR body OR head"));
-    run();
+    runUntilIdle(service, db);
 
     JsonNode found = results(text);
     assertThat(paths(found))
@@ -220,7 +200,7 @@ class DeepsearchServiceTest {
 
     UUID uid = enqueue(Map.of("root", "notes", "query", "owl", "limit", 3));
     UUID all = enqueue(Map.of("root", "notes", "query", "owl"));
-    run();
+    runUntilIdle(service, db);
 
     JsonNode limited = results(uid);
     assertThat(limited.get("hits")).hasSize(3);
@@ -255,7 +235,7 @@ class DeepsearchServiceTest {
 
     UUID uid = enqueue(Map.of("root", "guides", "query", "owl"));
     UUID titleOnly = enqueue(Map.of("root", "guides", "query", "heron"));
-    run();
+    runUntilIdle(service, db);
 
     JsonNode results = results(uid);
     assertThat(paths(results).get(0)).isEqualTo("guides/b.html");
@@ -274,7 +254,7 @@ class DeepsearchServiceTest {
     write("long/book.txt", filler + "here the nightjar finally sings " + filler);
 
     UUID uid = enqueue(Map.of("root", "long", "query", "nightjar"));
-    run();
+    runUntilIdle(service, db);
 
     JsonNode hit = results(uid).get("hits").get(0);
     String snippet = hit.get("snippets").get(0).asText();
@@ -318,7 +298,7 @@ class DeepsearchServiceTest {
     write("docs/b.txt", "beta only");
 
     UUID uid = enqueue(Map.of("root", "docs", "query", "beta"));
-    run();
+    runUntilIdle(service, db);
 
     Response status = given().auth().oauth2(token).get("/api/jobs/" + uid);
     status.then().statusCode(200);
@@ -359,7 +339,7 @@ class DeepsearchServiceTest {
     Files.createSymbolicLink(docs.resolve("nowhere.txt"), outside.resolve("missing.txt"));
     Files.createSymbolicLink(docs.resolve("mine.txt"), Path.of("../elsewhere/mine.txt"));
     Files.createSymbolicLink(docs.resolve("loop"), Path.of("."));
-    run();
+    runUntilIdle(service, db);
 
     JsonNode results = results(uid);
     assertThat(paths(results)).containsExactlyInAnyOrder("docs/own.txt", "docs/mine.txt");
@@ -377,7 +357,7 @@ class DeepsearchServiceTest {
     UUID uid = enqueue(Map.of("root", "docs", "query", "owl"));
     Trees.delete(base.resolve("docs"));
     Files.createSymbolicLink(base.resolve("docs"), outside);
-    run();
+    runUntilIdle(service, db);
 
     Job failed = job(uid);
     assertThat(failed.status).isEqualTo(JobStatus.FAILED);
@@ -392,7 +372,7 @@ class DeepsearchServiceTest {
     write("docs/a.txt", "expiring owl");
     clock.set(Instant.parse("2026-06-01T00:00:00Z"));
     UUID uid = enqueue(Map.of("root", "docs", "query", "owl"));
-    run();
+    runUntilIdle(service, db);
     Path folder = data.root().resolve("artifacts/deepsearch/" + uid);
     assertThat(folder.resolve("results.json")).exists();
 

@@ -1,5 +1,6 @@
 package io.asyncjobs.kinds.fork;
 
+import static io.asyncjobs.testing.Jobs.runUntilIdle;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -58,7 +59,7 @@ class ForkServiceTest {
   @AfterEach
   void settle() throws Exception {
     clock.reset();
-    run();
+    runUntilIdle(service, db);
     Trees.delete(outside);
   }
 
@@ -81,27 +82,6 @@ class ForkServiceTest {
             .extract()
             .path("uid");
     return UUID.fromString(uid);
-  }
-
-  /** Runs the engine until no fork job is left pending or running. */
-  void run() throws Exception {
-    for (int round = 0; round < 20; round++) {
-      service.runOnce();
-      if (unfinished() == 0) {
-        return;
-      }
-      assertThat(service.awaitTasks(Duration.ofSeconds(60))).isTrue();
-    }
-    assertThat(unfinished()).as("fork jobs still unfinished").isZero();
-  }
-
-  long unfinished() {
-    return (Long)
-        db.query(
-                "SELECT count(*) AS n FROM jobs WHERE kind = 'fork'"
-                    + " AND status IN ('pending', 'running')")
-            .get(0)
-            .get("n");
   }
 
   Job job(UUID uid) {
@@ -181,7 +161,7 @@ class ForkServiceTest {
     Files.setLastModifiedTime(site, time("2014-02-03T04:05:06Z"));
 
     UUID uid = enqueue("site", "copies/site-2");
-    run();
+    runUntilIdle(service, db);
 
     Job job = done(uid);
     Path copy = base.resolve("copies/site-2");
@@ -243,7 +223,7 @@ class ForkServiceTest {
     Files.createSymbolicLink(base.resolve("src/escape"), outside);
     Files.createSymbolicLink(base.resolve("src/secret.txt"), outside.resolve("secret.txt"));
     Files.createSymbolicLink(base.resolve("src/in.txt"), base.resolve("elsewhere/in.txt"));
-    run();
+    runUntilIdle(service, db);
 
     Job job = done(uid);
     Path dst = base.resolve("dst");
@@ -268,7 +248,7 @@ class ForkServiceTest {
       assertThat(Files.readString(base.resolve("deep/site/up.txt"))).isEqualTo("mine");
 
       UUID uid = enqueue("deep/site", "flat");
-      run();
+      runUntilIdle(service, db);
 
       Job job = done(uid);
       assertThat(job.result).containsEntry("skipped_links", 1).containsEntry("links", 0);
@@ -286,7 +266,7 @@ class ForkServiceTest {
     UUID second = enqueue("src", "dst2");
     write("dst/keep.txt", "theirs");
     Files.createDirectories(base.resolve("dst2")); // an empty folder is a target all the same
-    run();
+    runUntilIdle(service, db);
 
     for (UUID failedUid : List.of(uid, second)) {
       Job failed = job(failedUid);
@@ -309,7 +289,7 @@ class ForkServiceTest {
     UUID uid = enqueue("src", "dst");
     Trees.delete(base.resolve("src"));
     Files.createSymbolicLink(base.resolve("src"), outside);
-    run();
+    runUntilIdle(service, db);
 
     Job failed = job(uid);
     assertThat(failed.status).isEqualTo(JobStatus.FAILED);
@@ -325,7 +305,7 @@ class ForkServiceTest {
     UUID kept = enqueue("src", "done");
     UUID failed = enqueue("src", "blocked");
     write("blocked/theirs.txt", "theirs");
-    run();
+    runUntilIdle(service, db);
     assertThat(done(kept).result).containsEntry("target", "done");
     assertThat(job(failed).status).isEqualTo(JobStatus.FAILED);
     // What a crash in the middle of the failed fork would have left.

@@ -1,20 +1,16 @@
 package io.asyncjobs.kinds.seo;
 
 import static io.restassured.RestAssured.given;
-import static org.assertj.core.api.Assertions.assertThat;
 
-import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.FileScope;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.Tokens;
-import io.restassured.http.ContentType;
 import io.restassured.response.Response;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -41,28 +37,6 @@ public final class SeoFixtures {
     Path file = folder.resolve(path);
     Files.createDirectories(file.getParent());
     return Files.writeString(file, html, StandardCharsets.UTF_8);
-  }
-
-  /** POSTs {@code body} to {@code /api/<kind>} as {@code token}. */
-  public static Response post(String token, String kind, String body) {
-    return given()
-        .auth()
-        .oauth2(token)
-        .contentType(ContentType.JSON)
-        .body(body)
-        .post("/api/" + kind);
-  }
-
-  /** Enqueues and returns the job's uid, failing unless the answer is 202. */
-  public static String enqueue(String token, String kind, String body) {
-    return post(token, kind, body).then().statusCode(202).extract().path("uid");
-  }
-
-  /** Claims, processes and records the outcome of every pending job of the service. */
-  public static void runAll(JobService service) throws InterruptedException {
-    service.runOnce();
-    assertThat(service.awaitTasks(Duration.ofSeconds(30))).isTrue();
-    service.runOnce();
   }
 
   /** The status view of a job. */

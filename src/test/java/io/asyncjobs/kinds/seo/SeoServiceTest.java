@@ -1,13 +1,13 @@
 package io.asyncjobs.kinds.seo;
 
 import static io.asyncjobs.kinds.seo.SeoFixtures.download;
-import static io.asyncjobs.kinds.seo.SeoFixtures.enqueue;
 import static io.asyncjobs.kinds.seo.SeoFixtures.jobsOf;
-import static io.asyncjobs.kinds.seo.SeoFixtures.post;
-import static io.asyncjobs.kinds.seo.SeoFixtures.runAll;
 import static io.asyncjobs.kinds.seo.SeoFixtures.status;
 import static io.asyncjobs.kinds.seo.SeoFixtures.unzip;
 import static io.asyncjobs.kinds.seo.SeoFixtures.write;
+import static io.asyncjobs.testing.Jobs.enqueue;
+import static io.asyncjobs.testing.Jobs.post;
+import static io.asyncjobs.testing.Jobs.runAll;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;

@@ -1,5 +1,7 @@
 package io.asyncjobs.kinds.zip;
 
+import static io.asyncjobs.testing.Jobs.enqueue;
+import static io.asyncjobs.testing.Jobs.runAll;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
@@ -55,25 +57,6 @@ class ZipServiceTest {
     Files.writeString(home.resolve("note.txt"), "note");
   }
 
-  String enqueue(String token, String body) {
-    return given()
-        .auth()
-        .oauth2(token)
-        .contentType(ContentType.JSON)
-        .body(body)
-        .post("/api/zip")
-        .then()
-        .statusCode(202)
-        .extract()
-        .path("uid");
-  }
-
-  void run() throws InterruptedException {
-    zip.runOnce();
-    assertThat(zip.awaitTasks(Duration.ofSeconds(30))).isTrue();
-    zip.runOnce();
-  }
-
   Path download(String token, String uid) throws IOException {
     Response response = given().auth().oauth2(token).get("/api/jobs/" + uid + "/download");
     response.then().statusCode(200).header("Content-Type", "application/zip");
@@ -100,8 +83,10 @@ class ZipServiceTest {
   void shouldArchiveFilesAndFoldersKeepingEmptyOnesAndStoringCompressedTypes() throws Exception {
     String uid =
         enqueue(
-            ZOE, "{\"paths\": [\"docs\", \"pics/p.jpg\", \"note.txt\"], \"name\": \"my stuff\"}");
-    run();
+            ZOE,
+            "zip",
+            "{\"paths\": [\"docs\", \"pics/p.jpg\", \"note.txt\"], \"name\": \"my stuff\"}");
+    runAll(zip);
 
     Response status = given().auth().oauth2(ZOE).get("/api/jobs/" + uid);
     status
@@ -148,8 +133,8 @@ class ZipServiceTest {
 
   @Test
   void shouldArchiveTheWholeFolderNamedAsDot() throws Exception {
-    String uid = enqueue(ZOE, "{\"paths\": [\".\"]}");
-    run();
+    String uid = enqueue(ZOE, "zip", "{\"paths\": [\".\"]}");
+    runAll(zip);
     Path archive = download(ZOE, uid);
     unzipTest(archive);
     assertThat(names(archive))
@@ -192,11 +177,11 @@ class ZipServiceTest {
   void shouldNotFollowALinkOutOfTheTreeThatAppearedAfterTheEnqueue() throws Exception {
     Path outside = Files.createDirectories(data.root().resolve("files/yan"));
     Files.writeString(outside.resolve("secret.txt"), "not zoe's");
-    String uid = enqueue(ZOE, "{\"paths\": [\"docs\"]}");
+    String uid = enqueue(ZOE, "zip", "{\"paths\": [\"docs\"]}");
     Files.createSymbolicLink(home.resolve("docs/secret.txt"), outside.resolve("secret.txt"));
     Files.createSymbolicLink(home.resolve("docs/inside.txt"), home.resolve("note.txt"));
 
-    run();
+    runAll(zip);
 
     given()
         .auth()
@@ -213,7 +198,7 @@ class ZipServiceTest {
   void shouldNeverArchiveAFileSwappedForALinkAndLeaveNothingOpen() throws Exception {
     Path outside = Files.createDirectories(data.root().resolve("files/yan"));
     Files.writeString(outside.resolve("secret.txt"), "not zoe's");
-    String uid = enqueue(ZOE, "{\"paths\": [\"docs\"]}");
+    String uid = enqueue(ZOE, "zip", "{\"paths\": [\"docs\"]}");
     // The job lists docs/a.txt as a file; soon after, it leads to yan's file. (The race between
     // the job's read and the swap is real: FileScopeTest pins the refusal down exactly.)
     Path listed = home.resolve("docs/a.txt");
@@ -261,12 +246,12 @@ class ZipServiceTest {
 
   @Test
   void shouldFailWhenANamedPathNowLeadsOut() throws Exception {
-    String uid = enqueue(ZOE, "{\"paths\": [\"docs\"]}");
+    String uid = enqueue(ZOE, "zip", "{\"paths\": [\"docs\"]}");
     Trees.delete(home.resolve("docs"));
     Files.createDirectories(data.root().resolve("files/yan"));
     Files.createSymbolicLink(home.resolve("docs"), data.root().resolve("files/yan"));
 
-    run();
+    runAll(zip);
 
     given()
         .auth()
@@ -280,8 +265,8 @@ class ZipServiceTest {
   @Test
   void shouldLetAnAdminArchiveAnyOwnersFilesAndRemoveTheArchiveOnExpiry() throws Exception {
     String admin = Tokens.admin("root");
-    String uid = enqueue(admin, "{\"paths\": [\"zoe/docs/sub\"]}");
-    run();
+    String uid = enqueue(admin, "zip", "{\"paths\": [\"zoe/docs/sub\"]}");
+    runAll(zip);
     Path archive = download(admin, uid);
     unzipTest(archive);
     assertThat(names(archive)).contains("zoe/docs/sub/b.md");
