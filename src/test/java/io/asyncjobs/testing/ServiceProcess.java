@@ -1,5 +1,6 @@
 package io.asyncjobs.testing;
 
+import io.asyncjobs.db.EmbeddedPostgresLauncher;
 import java.io.IOException;
 import java.io.Reader;
 import java.net.ServerSocket;
@@ -11,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -54,6 +56,19 @@ public final class ServiceProcess implements AutoCloseable {
     builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
     builder.environment().put("JOBS_LOCK_IDENTITY", name);
     return new ServiceProcess(name, port, log, builder.start());
+  }
+
+  /**
+   * The environment that points a replica at {@code jdbcUrl} (an embedded PostgreSQL) and a data
+   * dir.
+   */
+  public static Map<String, String> environment(String jdbcUrl, Path dataDir) {
+    Map<String, String> env = new HashMap<>();
+    env.put("QUARKUS_DATASOURCE_JDBC_URL", jdbcUrl);
+    env.put("QUARKUS_DATASOURCE_USERNAME", EmbeddedPostgresLauncher.USER);
+    env.put("QUARKUS_DATASOURCE_PASSWORD", "");
+    env.put("JOBS_DATA_DIR", dataDir.toString());
+    return env;
   }
 
   /** Waits until the replica answers its readiness check. */
