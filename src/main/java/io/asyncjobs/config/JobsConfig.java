@@ -238,6 +238,15 @@ public interface JobsConfig {
     Duration retryPeriod();
 
     /**
+     * How long an owner that lost the lock may take, past its renew deadline, to interrupt its
+     * running jobs (the engine checks every 200 ms; a job then has to return). A new owner waits
+     * for it before it puts an earlier owner's running jobs back to pending. docs/leadership.md
+     * gives the arithmetic.
+     */
+    @WithDefault("2s")
+    Duration takeoverMargin();
+
+    /**
      * On shutdown, how long running jobs may finish before they are put back to pending and the
      * lock is released. Keep it below the pod's termination grace period.
      */

@@ -1,6 +1,7 @@
 package io.asyncjobs.engine;
 
 import io.asyncjobs.lock.OwnerLock;
+import io.asyncjobs.lock.Trust;
 
 /**
  * A background role driven by the tick. Every replica calls {@link #supervise()}; only the holder
@@ -17,20 +18,24 @@ public abstract class BaseService {
   public abstract RunResult runOnce();
 
   /**
-   * Runs {@link #runOnce()} when this replica owns the lock, and otherwise nothing.
+   * Runs {@link #runOnce()} when this replica may act as the owner (it owns the lock, or its
+   * confirmation is merely late), and otherwise {@link #whenNotOwner()}.
    *
    * @return what the run did, or null when this replica is not the owner
    */
   public RunResult supervise() {
     OwnerLock lock = ownerLock;
-    if (lock == null || !lock.isOwner()) {
+    if (lock == null || lock.trust() == Trust.NONE) {
       whenNotOwner();
       return null;
     }
     return runOnce();
   }
 
-  /** Called by {@link #supervise()} on a replica that does not own (or no longer owns). */
+  /**
+   * Called by {@link #supervise()} on a replica that does not own (or no longer owns), and by the
+   * trust watch as soon as the lock can no longer be trusted.
+   */
   protected void whenNotOwner() {}
 
   /** Called once by the {@link ServiceManager} when the service is registered. */

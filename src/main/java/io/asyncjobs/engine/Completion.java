@@ -9,7 +9,8 @@ import java.util.UUID;
  * The outcome of one finished task, as the reap step writes it.
  *
  * @param uid the job
- * @param status {@link JobStatus#DONE} or {@link JobStatus#FAILED}
+ * @param status {@link JobStatus#DONE} or {@link JobStatus#FAILED}, or {@link JobStatus#PENDING}
+ *     for a task that failed because the database went away: the job is to be tried again
  * @param result what {@code process} returned, or null when it failed
  * @param error exception type and message when it failed, else null
  * @param startedAt when processing started
@@ -35,6 +36,16 @@ public record Completion(
   /** A failed outcome with the reason shown to callers. */
   public static Completion failed(UUID uid, String error, Instant started, Instant end) {
     return new Completion(uid, JobStatus.FAILED, null, error, started, end, null);
+  }
+
+  /** A task that failed because the database went away; {@code error} says how. */
+  public static Completion retry(UUID uid, String error, Instant started, Instant end) {
+    return new Completion(uid, JobStatus.PENDING, null, error, started, end, null);
+  }
+
+  /** Whether the job is to be tried again rather than finished. */
+  public boolean isRetry() {
+    return status == JobStatus.PENDING;
   }
 
   /** This outcome with the progress reported since the last progress write. */

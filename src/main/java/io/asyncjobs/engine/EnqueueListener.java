@@ -30,7 +30,7 @@ public class EnqueueListener {
 
   private static final Logger LOG = Logger.getLogger(EnqueueListener.class);
   private static final int POLL_MILLIS = 500;
-  private static final long MAX_BACKOFF_MILLIS = 10_000;
+  private static final long MAX_BACKOFF_MILLIS = 2_000;
 
   private final ServiceManager manager;
   private final OwnerLock ownerLock;
@@ -97,7 +97,7 @@ public class EnqueueListener {
               if (OwnerLock.RELEASED_CHANNEL.equals(n.getName())) {
                 ownerLock.attemptSoon();
               } else {
-                manager.wake(n.getParameter());
+                manager.wakeFor(n.getParameter());
               }
             }
           }

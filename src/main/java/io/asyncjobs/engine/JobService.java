@@ -1,24 +1,21 @@
 package io.asyncjobs.engine;
 
 import io.asyncjobs.config.ServiceSettings;
+import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.queue.JobStatus;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jboss.logging.Logger;
 
@@ -29,7 +26,11 @@ import org.jboss.logging.Logger;
  *
  * <p>Each {@link #runOnce()} is four steps, in order: reap finished tasks, recover orphans, refill
  * up to the concurrency limit, sweep expired jobs. Tasks outlive the run that started them; the run
- * itself only does database work and returns quickly.
+ * itself only does database work and returns quickly. How far a run may go depends on the owner
+ * lock's {@link Trust}: claiming, recovering and sweeping only under {@link Trust#CLAIM}; writing
+ * outcomes under {@link Trust#FINISH} too; under {@link Trust#NONE} running work is interrupted and
+ * handed back. A task leaves this process's books only once what became of it is committed, so an
+ * outcome is never lost to a failed write.
  */
 public abstract class JobService extends BaseService {
 
@@ -41,25 +42,40 @@ public abstract class JobService extends BaseService {
   /** Shortest interval between two progress writes of one job. */
   private static final Duration PROGRESS_INTERVAL = Duration.ofSeconds(1);
 
-  /** Only one run at a time: from the tick, a wake-up or a test. */
-  private final ReentrantLock runLock = new ReentrantLock();
-
-  /** Tasks started by this process and not yet reaped. */
-  private final Map<UUID, Task> inFlight = new ConcurrentHashMap<>();
-
-  /**
-   * Tasks interrupted (timed out, cancelled, ownership lost) whose threads have not yet returned;
-   * they hold a slot.
-   */
-  private final List<Task> timedOut = new CopyOnWriteArrayList<>();
-
-  private final Semaphore wakeSignal = new Semaphore(0);
-
   /** Longest a wake-up waits for running tasks to finish alongside those already finished. */
   private static final long LINGER_NANOS = TimeUnit.MICROSECONDS.toNanos(300);
 
+  /** How long a handover waits for interrupted tasks to return before it releases their jobs. */
+  private static final Duration HANDBACK_WAIT = Duration.ofSeconds(2);
+
   /** Smaller than every job id: the wake-up claim cursor before anything was claimed. */
   private static final UUID NO_CURSOR = new UUID(0, 0);
+
+  /**
+   * The result key naming the job's downloadable artifact: a path relative to the data directory.
+   * The download route serves that file; the status view never shows the path itself.
+   */
+  public static final String RESULT_FILE = "file";
+
+  /** Only one run at a time: from the tick, a wake-up or a test. */
+  private final ReentrantLock runLock = new ReentrantLock();
+
+  /** Tasks started by this process whose fate is not yet committed. */
+  private final Map<UUID, Task> inFlight = new ConcurrentHashMap<>();
+
+  /**
+   * Tasks settled (written, or no longer this process's) whose threads have not yet returned; they
+   * hold a slot, so a task that ignores its interrupt never lets more jobs run than allowed.
+   */
+  private final List<Task> stragglers = new CopyOnWriteArrayList<>();
+
+  private final Semaphore wakeSignal = new Semaphore(0);
+
+  /**
+   * Set when older pending jobs appeared (a retry, a rescue): the next wake-up claims from the
+   * head.
+   */
+  private final AtomicBoolean rewind = new AtomicBoolean();
 
   /**
    * The newest uid claimed under {@link #cursorEpoch}. Wake-ups claim after it; the tick claims
@@ -78,27 +94,26 @@ public abstract class JobService extends BaseService {
   private volatile EngineContext context;
   private volatile WorkerPool pool;
   private volatile Thread waker;
+  private volatile Outcomes outcomes;
+  private volatile Sweeper sweeper;
 
   /** The job kind this service processes; also its name in configuration and metrics. */
   public abstract String kind();
-
-  /**
-   * The result key naming the job's downloadable artifact: a path relative to the data directory.
-   * The download route serves that file; the status view never shows the path itself.
-   */
-  public static final String RESULT_FILE = "file";
 
   /** A human title for admin pages. */
   public abstract String title();
 
   /**
    * Does the work of one job. May block; runs on the service's own threads, at most {@code
-   * max-concurrent} at once, and is interrupted when the job times out.
+   * max-concurrent} at once, and is interrupted when the job times out, is cancelled, or this
+   * replica stops being the owner.
    *
    * @return the result, stored as JSON; the numbers under {@code bytes_in}, {@code bytes_out} and
    *     {@code item_count} also fill the job's stat columns, and {@link #RESULT_FILE} names the
    *     file callers download
-   * @throws Exception to fail the job; its type and message become the job's error
+   * @throws Exception to fail the job; its type and message become the job's error. A failure
+   *     caused by the database connection going away puts the job back to pending instead (with a
+   *     retry counted), since it says nothing about the job.
    */
   protected abstract Map<String, Object> process(Job job) throws Exception;
 
@@ -134,7 +149,21 @@ public abstract class JobService extends BaseService {
     }
   }
 
-  /** The four steps, in order. Never runs concurrently with itself. */
+  /**
+   * The fencing epoch the row of the job that {@code process} works on carries now: the claim's, or
+   * a later one the owner adopted it under after taking the lock back. A job whose effects go to
+   * the jobs database can guard them with it ({@code WHERE uid = ? AND status = 'running' AND epoch
+   * = ?}), so that they never land once another owner holds the job. Outside {@code process}, zero.
+   */
+  protected final long currentEpoch() {
+    Task task = CURRENT.get();
+    return task == null ? 0 : task.epoch();
+  }
+
+  /**
+   * The four steps, in order, as far as the lock's trust allows. Never runs concurrently with
+   * itself.
+   */
   @Override
   public TickResult runOnce() {
     EngineContext ctx = requireContext();
@@ -144,23 +173,27 @@ public abstract class JobService extends BaseService {
       Instant now = ctx.clock().now();
       ServiceSettings settings = ctx.settings().effective(kind());
       lastSettings = settings;
+      Trust trust = ownerLock().trust();
       long epoch = ownerLock().epoch();
-      Reaped reaped = reap(settings, epoch, now);
-      recordProgress(epoch, now);
-      JobStore.RescueCounts rescued = recoverOrphans(settings, epoch, now);
-      int claimed = refill(settings, epoch, now);
-      Swept swept = sweep(ctx, now);
-      TickResult result =
-          new TickResult(
-              reaped.done,
-              reaped.failed,
-              reaped.timedOut,
-              reaped.fenced,
-              rescued.requeued(),
-              rescued.failed(),
-              claimed,
-              swept.deleted,
-              swept.errors);
+      Tally tally = new Tally();
+      if (trust == Trust.NONE) {
+        abandonWork();
+      } else {
+        if (trust == Trust.CLAIM) {
+          adopt(epoch, now, tally);
+        }
+        stopOverdue(settings, now, tally);
+      }
+      settle(settings, now, tally);
+      if (trust != Trust.NONE) {
+        recordProgress(now);
+      }
+      if (trust == Trust.CLAIM) {
+        recoverOrphans(settings, epoch, now, tally);
+        refill(settings, epoch, now, tally);
+        sweeper.sweepBatch(now, tally);
+      }
+      TickResult result = tally.result();
       logIfNotEmpty(result);
       ctx.metrics().ran(kind(), result);
       return result;
@@ -172,9 +205,9 @@ public abstract class JobService extends BaseService {
 
   /**
    * The wake-up path, run when a job of this kind was enqueued or one of its tasks finished: reap
-   * and refill only, in one statement, with the settings of the last tick. Orphans and expired jobs
-   * do not appear between ticks in a way that needs an immediate answer, so the tick alone handles
-   * them.
+   * and refill only, with the settings of the last tick. Finished outcomes of the current epoch and
+   * the claim that refills their slots go in one statement. Orphans and expired jobs do not appear
+   * between ticks in a way that needs an immediate answer, so the tick alone handles them.
    */
   TickResult wakeOnce() {
     EngineContext ctx = requireContext();
@@ -182,46 +215,64 @@ public abstract class JobService extends BaseService {
     try {
       ServiceSettings settings = lastTickSettings(ctx);
       Instant now = ctx.clock().now();
+      Trust trust = ownerLock().trust();
       long epoch = ownerLock().epoch();
-      Reaped reaped = collectFinished(settings, now, Set.of());
-      List<Completion> current = reaped.byEpoch.remove(epoch);
-      for (Map.Entry<Long, List<Completion>> older : reaped.byEpoch.entrySet()) {
-        Set<UUID> written =
-            ctx.store().completeMany(older.getValue(), older.getKey(), settings.retention());
-        reaped.tally(older.getValue(), written, older.getKey());
+      Tally tally = new Tally();
+      if (trust == Trust.NONE) {
+        return tally.result();
       }
-      int capacity = draining ? 0 : freeSlots(settings);
-      UUID after = cursor(epoch);
-      List<Job> claimed;
-      if (current == null) {
-        claimed =
-            capacity > 0 ? ctx.store().claimMany(kind(), capacity, epoch, now, after) : List.of();
-      } else {
-        JobStore.CompleteAndClaim both =
-            ctx.store()
-                .completeAndClaimMany(
-                    kind(),
-                    current,
-                    epoch,
-                    settings.retention(),
-                    Math.max(0, capacity),
-                    now,
-                    after);
-        reaped.tally(current, both.written(), epoch);
-        claimed = both.claimed();
+      List<Task> combined = new ArrayList<>();
+      List<Completion> completions = new ArrayList<>();
+      if (trust == Trust.CLAIM) {
+        for (Task task : inFlight.values()) {
+          Completion outcome = task.returned() ? task.outcome() : null;
+          if (outcome != null && !outcome.isRetry() && task.epoch() == epoch) {
+            combined.add(task);
+            completions.add(Outcomes.storable(outcome));
+          }
+        }
       }
-      start(claimed, epoch, now);
-      TickResult result =
-          new TickResult(
-              reaped.done,
-              reaped.failed,
-              reaped.timedOut,
-              reaped.fenced,
-              0,
-              0,
-              claimed.size(),
-              0,
-              0);
+      List<Task> rest = new ArrayList<>(inFlight.values());
+      rest.removeAll(combined);
+      forget(outcomes.write(rest, settings, now, tally));
+      if (trust != Trust.CLAIM) {
+        return tally.result();
+      }
+      int capacity = draining ? 0 : freeSlots(settings) + combined.size();
+      UUID after = rewind.getAndSet(false) ? NO_CURSOR : cursor(epoch);
+      try {
+        List<Job> claimed;
+        boolean fenced;
+        if (combined.isEmpty()) {
+          JobStore.Claimed c = ctx.store().claimMany(kind(), capacity, epoch, now, after);
+          claimed = c.jobs();
+          fenced = c.fenced();
+        } else {
+          JobStore.CompleteAndClaim both =
+              ctx.store()
+                  .completeAndClaimMany(
+                      kind(),
+                      completions,
+                      epoch,
+                      settings.retention(),
+                      Math.max(0, capacity),
+                      now,
+                      after);
+          outcomes.tally(completions, both.written(), epoch, tally);
+          forget(combined);
+          claimed = both.claimed();
+          fenced = both.fenced();
+        }
+        if (fenced) {
+          ownerLock().superseded(epoch);
+        }
+        start(claimed, epoch, now);
+        tally.claimed += claimed.size();
+      } catch (JobStore.StoreException e) {
+        // The outcomes stay in flight; the next run writes them.
+        LOG.debugf("%s: a wake-up's write failed: %s", kind(), e.getMessage());
+      }
+      TickResult result = tally.result();
       ctx.metrics().ran(kind(), result);
       return result;
     } finally {
@@ -234,7 +285,7 @@ public abstract class JobService extends BaseService {
     if (result.isEmpty()) {
       return;
     }
-    if (result.requeued() + result.abandoned() + result.fenced() + result.cleanupErrors() > 0) {
+    if (result.isUnusual()) {
       LOG.infof("%s: %s", kind(), result);
     } else {
       LOG.debugf("%s: %s", kind(), result);
@@ -242,27 +293,47 @@ public abstract class JobService extends BaseService {
   }
 
   /**
-   * This replica lost the lock: its running tasks are interrupted and forgotten. Their rows carry
-   * this owner's epoch, so whatever they might still write is fenced off, and the new owner
-   * recovers them as orphans.
+   * This replica does not own (or no longer owns): running tasks are interrupted; finished outcomes
+   * are still written under their own epochs (a row still running under that epoch was touched by
+   * nobody else, so the outcome is the truth), and interrupted tasks go back to pending once their
+   * threads have returned.
    */
   @Override
   protected void whenNotOwner() {
-    if (inFlight.isEmpty() || !runLock.tryLock()) {
+    if (inFlight.isEmpty()) {
+      return;
+    }
+    abandonWork();
+    if (!runLock.tryLock()) {
       return;
     }
     try {
-      int abandoned = inFlight.size();
-      for (Task task : inFlight.values()) {
-        task.future.cancel(true);
-        timedOut.add(task);
-      }
-      inFlight.clear();
-      LOG.warnf(
-          "%s: lost the owner lock; interrupted %d running job(s) for the next owner to recover",
-          kind(), abandoned);
+      EngineContext ctx = requireContext();
+      Tally tally = new Tally();
+      settle(lastTickSettings(ctx), ctx.clock().now(), tally);
+      logIfNotEmpty(tally.result());
     } finally {
       runLock.unlock();
+    }
+  }
+
+  /**
+   * Interrupts every running task because the lock can no longer be trusted. Needs no database and
+   * no run lock, so it works while a run hangs on a database that went away.
+   */
+  void abandonWork() {
+    int abandoned = 0;
+    for (Task task : inFlight.values()) {
+      if (task.working()) {
+        task.abandon();
+        abandoned++;
+      }
+    }
+    if (abandoned > 0) {
+      LOG.warnf(
+          "%s: not the owner any more; interrupted %d running job(s), which go back to pending once"
+              + " they stop",
+          kind(), abandoned);
     }
   }
 
@@ -277,8 +348,9 @@ public abstract class JobService extends BaseService {
   }
 
   /**
-   * The last step of a graceful shutdown: writes the outcomes of tasks that finished, and puts the
-   * ones still running back to pending without counting a retry, interrupting them.
+   * The last step of a graceful shutdown: interrupts the tasks still running and waits a moment for
+   * them to return, writes the outcomes of those that finished, and puts the rest back to pending
+   * without counting a retry (a job whose cancel was requested fails as cancelled instead).
    *
    * @return how many jobs went back to pending
    */
@@ -287,33 +359,53 @@ public abstract class JobService extends BaseService {
     runLock.lock();
     try {
       ServiceSettings settings = lastTickSettings(ctx);
-      Instant now = ctx.clock().now();
-      Reaped reaped = new Reaped();
-      List<UUID> unfinished = new ArrayList<>();
-      for (Iterator<Task> it = inFlight.values().iterator(); it.hasNext(); ) {
-        Task task = it.next();
-        if (task.returned) {
-          reaped.byEpoch.computeIfAbsent(task.epoch, e -> new ArrayList<>()).add(task.outcome());
-        } else {
-          task.future.cancel(true);
-          unfinished.add(task.job.uid);
+      List<Task> stopped = new ArrayList<>();
+      for (Task task : inFlight.values()) {
+        if (task.working()) {
+          task.abandon();
+          stopped.add(task);
         }
-        it.remove();
       }
-      for (Map.Entry<Long, List<Completion>> group : reaped.byEpoch.entrySet()) {
-        Set<UUID> written =
-            ctx.store().completeMany(group.getValue(), group.getKey(), settings.retention());
-        reaped.tally(group.getValue(), written, group.getKey());
+      awaitReturn(stopped, HANDBACK_WAIT);
+      Instant now = ctx.clock().now();
+      Tally tally = new Tally();
+      forget(outcomes.write(inFlight.values(), settings, now, tally));
+      // Tasks that ignored their interrupt: the process is about to exit, which ends them.
+      Map<Long, List<UUID>> stuck = new HashMap<>();
+      for (Task task : inFlight.values()) {
+        if (task.abandoned()) {
+          stuck.computeIfAbsent(task.epoch(), e -> new ArrayList<>()).add(task.job.uid);
+        }
       }
-      int released = ctx.store().releaseMany(unfinished, ownerLock().epoch(), now);
-      if (released > 0 || reaped.done + reaped.failed > 0) {
+      for (Map.Entry<Long, List<UUID>> group : stuck.entrySet()) {
+        tally.released +=
+            ctx.store()
+                .releaseMany(group.getValue(), group.getKey(), settings.retention(), now)
+                .size();
+      }
+      inFlight.clear();
+      if (tally.released > 0 || tally.done + tally.failed > 0) {
         LOG.infof(
             "%s: handed over: %d finished job(s) written, %d put back to pending",
-            kind(), reaped.done + reaped.failed, released);
+            kind(), tally.done + tally.failed, tally.released);
       }
-      return released;
+      return tally.released;
     } finally {
       runLock.unlock();
+    }
+  }
+
+  private static void awaitReturn(List<Task> tasks, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    try {
+      for (Task task : tasks) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0 || !task.returnedLatch.await(left, TimeUnit.NANOSECONDS)) {
+          return;
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -327,7 +419,7 @@ public abstract class JobService extends BaseService {
     return settings;
   }
 
-  /** Jobs this process is working on now. */
+  /** Jobs this process is working on now (or whose outcome is not yet written). */
   public int inFlightCount() {
     return inFlight.size();
   }
@@ -359,7 +451,7 @@ public abstract class JobService extends BaseService {
   boolean awaitTask(UUID uid, Duration timeout) throws InterruptedException {
     Task task = inFlight.get(uid);
     if (task == null) {
-      task = timedOut.stream().filter(t -> t.job.uid.equals(uid)).findFirst().orElse(null);
+      task = stragglers.stream().filter(t -> t.job.uid.equals(uid)).findFirst().orElse(null);
     }
     if (task == null) {
       return true;
@@ -372,106 +464,182 @@ public abstract class JobService extends BaseService {
     wakeSignal.release();
   }
 
-  // ---- step 1: reap ----------------------------------------------------------------------
-
-  private Reaped reap(ServiceSettings settings, long epoch, Instant now) {
-    Set<UUID> cancelRequested =
-        inFlight.isEmpty() ? Set.of() : requireContext().store().cancelRequestedMany(kind(), epoch);
-    Reaped reaped = collectFinished(settings, now, cancelRequested);
-    for (Map.Entry<Long, List<Completion>> group : reaped.byEpoch.entrySet()) {
-      Set<UUID> written =
-          requireContext()
-              .store()
-              .completeMany(group.getValue(), group.getKey(), settings.retention());
-      reaped.tally(group.getValue(), written, group.getKey());
-    }
-    return reaped;
+  /**
+   * Asks for a run that claims from the head of the queue: an older job became pending again (an
+   * admin retry, a handover), which a wake-up claiming after its cursor would pass over.
+   */
+  public void requestWakeFromHead() {
+    rewind.set(true);
+    wakeSignal.release();
   }
 
+  // ---- step 1: reap ----------------------------------------------------------------------
+
   /**
-   * Takes finished tasks, and tasks past their timeout (interrupting them), out of the in-flight
-   * map, grouped by the epoch their rows were claimed under.
+   * Tasks whose rows were claimed under an earlier epoch of this replica and that still run: after
+   * the lock was taken back, their rows get the new epoch, so that they may finish. Nobody else
+   * touched a row that is still running under the epoch its task claimed it with.
    */
-  private Reaped collectFinished(ServiceSettings settings, Instant now, Set<UUID> cancelRequested) {
-    Reaped reaped = new Reaped();
-    for (Iterator<Task> it = inFlight.values().iterator(); it.hasNext(); ) {
-      Task task = it.next();
-      Completion completion;
-      if (task.returned) {
-        completion = task.outcome();
-      } else if (cancelRequested.contains(task.job.uid)) {
-        task.future.cancel(true);
-        timedOut.add(task);
-        completion = task.stopped("cancelled on request", now);
-      } else if (Duration.between(task.startedAt, now).compareTo(settings.jobTimeout()) > 0) {
-        task.future.cancel(true);
-        timedOut.add(task);
-        reaped.timedOut++;
-        completion =
-            task.stopped("timed out after " + settings.jobTimeout().toSeconds() + " s", now);
-      } else {
+  private void adopt(long epoch, Instant now, Tally tally) {
+    Map<UUID, Long> earlier = new HashMap<>();
+    for (Task task : inFlight.values()) {
+      if (task.working() && task.epoch() != epoch) {
+        earlier.put(task.job.uid, task.epoch());
+      }
+    }
+    if (earlier.isEmpty()) {
+      return;
+    }
+    JobStore.Adopted adopted;
+    try {
+      adopted = requireContext().store().adoptMany(earlier, epoch, now);
+    } catch (JobStore.StoreException e) {
+      LOG.debugf("%s: adopting running jobs failed, retrying next run: %s", kind(), e.getMessage());
+      return;
+    }
+    if (adopted.fenced()) {
+      ownerLock().superseded(epoch);
+      return;
+    }
+    int lost = 0;
+    for (UUID uid : earlier.keySet()) {
+      Task task = inFlight.get(uid);
+      if (task == null) {
         continue;
       }
-      it.remove();
-      reaped.byEpoch.computeIfAbsent(task.epoch, e -> new ArrayList<>()).add(completion);
+      if (adopted.adopted().contains(uid)) {
+        task.adoptedUnder(epoch);
+        tally.adopted++;
+      } else {
+        task.abandon();
+        lost++;
+      }
     }
-    return reaped;
+    LOG.infof(
+        "%s: kept %d running job(s) under the new epoch %d; %d had been taken meanwhile and were"
+            + " interrupted",
+        kind(), adopted.adopted().size(), epoch, lost);
+  }
+
+  /** Interrupts tasks past their timeout and tasks whose cancel was requested. */
+  private void stopOverdue(ServiceSettings settings, Instant now, Tally tally) {
+    List<UUID> working = new ArrayList<>();
+    for (Task task : inFlight.values()) {
+      if (task.working()) {
+        working.add(task.job.uid);
+      }
+    }
+    if (working.isEmpty()) {
+      return;
+    }
+    Set<UUID> cancelled;
+    try {
+      cancelled = requireContext().store().cancelRequestedMany(working);
+    } catch (JobStore.StoreException e) {
+      cancelled = Set.of();
+    }
+    for (UUID uid : working) {
+      Task task = inFlight.get(uid);
+      if (task == null || !task.working()) {
+        continue;
+      }
+      if (cancelled.contains(uid)) {
+        task.stop("cancelled on request", now);
+      } else if (Duration.between(task.startedAt, now).compareTo(settings.jobTimeout()) > 0) {
+        task.stop("timed out after " + settings.jobTimeout().toSeconds() + " s", now);
+        tally.timedOut++;
+      }
+    }
+  }
+
+  /** Writes what became of every ready task and forgets those settled. */
+  private void settle(ServiceSettings settings, Instant now, Tally tally) {
+    forget(outcomes.write(inFlight.values(), settings, now, tally));
+  }
+
+  /** Removes settled tasks; those whose threads still run keep a slot until they return. */
+  private void forget(List<Task> settled) {
+    for (Task task : settled) {
+      inFlight.remove(task.job.uid, task);
+      if (!task.returned()) {
+        stragglers.add(task);
+      }
+    }
   }
 
   /**
    * Writes the progress running tasks reported since the last write, for each job at most once per
-   * {@link #PROGRESS_INTERVAL}.
+   * {@link #PROGRESS_INTERVAL}, under the epoch each row carries.
    */
-  private void recordProgress(long epoch, Instant now) {
-    List<JobStore.ProgressReport> reports = new ArrayList<>();
+  private void recordProgress(Instant now) {
+    Map<Long, List<JobStore.ProgressReport>> byEpoch = new HashMap<>();
     for (Task task : inFlight.values()) {
-      if (task.epoch != epoch
+      if (!task.working()
           || (task.progressWrittenAt != null
               && Duration.between(task.progressWrittenAt, now).compareTo(PROGRESS_INTERVAL) < 0)) {
         continue;
       }
       JobStore.ProgressReport report = task.progress.getAndSet(null);
       if (report != null) {
-        reports.add(report);
+        byEpoch.computeIfAbsent(task.epoch(), e -> new ArrayList<>()).add(report);
         task.progressWrittenAt = now;
       }
     }
-    requireContext().store().progressMany(reports, epoch, now);
+    for (Map.Entry<Long, List<JobStore.ProgressReport>> group : byEpoch.entrySet()) {
+      try {
+        requireContext().store().progressMany(group.getValue(), group.getKey(), now);
+      } catch (JobStore.StoreException e) {
+        LOG.debugf("%s: a progress write failed: %s", kind(), e.getMessage());
+      }
+    }
   }
 
   // ---- step 2: recover orphans -----------------------------------------------------------
 
-  private JobStore.RescueCounts recoverOrphans(ServiceSettings settings, long epoch, Instant now) {
+  private void recoverOrphans(ServiceSettings settings, long epoch, Instant now, Tally tally) {
     JobStore.RescueCounts counts =
         requireContext()
             .store()
             .rescueMany(
-                kind(), inFlight.keySet(), epoch, settings.maxRetries(), settings.retention(), now);
+                kind(),
+                inFlight.keySet(),
+                epoch,
+                ownerLock().earlierHoldersSettled(),
+                settings.maxRetries(),
+                settings.retention(),
+                now);
     if (counts.requeued() + counts.failed() > 0) {
       LOG.infof(
           "%s: recovered orphaned jobs: %d back to pending, %d failed after max-retries %d",
           kind(), counts.requeued(), counts.failed(), settings.maxRetries());
+      rewind.set(true);
     }
-    return counts;
+    tally.requeued += counts.requeued();
+    tally.abandoned += counts.failed();
   }
 
   // ---- step 3: refill --------------------------------------------------------------------
 
-  private int refill(ServiceSettings settings, long epoch, Instant now) {
+  private void refill(ServiceSettings settings, long epoch, Instant now, Tally tally) {
     pool.resize(settings.maxConcurrent());
     int capacity = draining ? 0 : freeSlots(settings);
     if (capacity <= 0) {
-      return 0;
+      return;
     }
-    List<Job> claimed = requireContext().store().claimMany(kind(), capacity, epoch, now, null);
-    start(claimed, epoch, now);
-    return claimed.size();
+    JobStore.Claimed claimed =
+        requireContext().store().claimMany(kind(), capacity, epoch, now, null);
+    if (claimed.fenced()) {
+      ownerLock().superseded(epoch);
+      return;
+    }
+    start(claimed.jobs(), epoch, now);
+    tally.claimed += claimed.jobs().size();
   }
 
-  /** Slots not held by an in-flight task or by a timed-out one whose thread has not returned. */
+  /** Slots not held by a task in flight or by a settled one whose thread has not returned. */
   private int freeSlots(ServiceSettings settings) {
-    timedOut.removeIf(task -> task.returned);
-    return settings.maxConcurrent() - inFlight.size() - timedOut.size();
+    stragglers.removeIf(Task::returned);
+    return settings.maxConcurrent() - inFlight.size() - stragglers.size();
   }
 
   /** The wake-up claim cursor for {@code epoch}; a new epoch starts from the head again. */
@@ -536,18 +704,9 @@ public abstract class JobService extends BaseService {
     EngineContext ctx = requireContext();
     runLock.lock();
     try {
-      Instant now = ctx.clock().now();
-      int deleted = 0;
-      int errors = 0;
-      Swept batch;
-      do {
-        // Each batch deletes its rows or moves their expiry past now, so the next finds others.
-        batch = sweep(ctx, now);
-        deleted += batch.deleted;
-        errors += batch.errors;
-        // Ends: a failed cleanup is deferred by jobs.cleanup-retry-delay (at least a second).
-      } while (batch.found == ctx.sweepBatchSize());
-      return new TickResult(0, 0, 0, 0, 0, 0, 0, deleted, errors);
+      Tally tally = new Tally();
+      sweeper.sweepAll(ctx.clock().now(), tally);
+      return tally.result();
     } finally {
       runLock.unlock();
     }
@@ -559,37 +718,13 @@ public abstract class JobService extends BaseService {
     return ctx.store().countExpired(kind(), ctx.clock().now());
   }
 
-  private Swept sweep(EngineContext ctx, Instant now) {
-    List<Job> expired = ctx.store().expiredMany(kind(), now, ctx.sweepBatchSize());
-    Swept swept = new Swept();
-    swept.found = expired.size();
-    if (expired.isEmpty()) {
-      return swept;
-    }
-    List<UUID> cleaned = new ArrayList<>();
-    List<UUID> kept = new ArrayList<>();
-    for (Job job : expired) {
-      try {
-        cleanup(job);
-        cleaned.add(job.uid);
-      } catch (Exception e) {
-        kept.add(job.uid);
-        LOG.warnf(
-            "%s: cleanup of expired job %s failed, keeping it for %s: %s",
-            kind(), job.uid, ctx.cleanupRetryDelay(), describe(e));
-      }
-    }
-    swept.deleted = ctx.store().deleteMany(cleaned);
-    swept.errors = kept.size();
-    ctx.store().deferExpiryMany(kept, now.plus(ctx.cleanupRetryDelay()));
-    return swept;
-  }
-
   // ---- lifecycle -------------------------------------------------------------------------
 
   /** Called once by the {@link ServiceManager}: wires the engine in and starts the threads. */
   void attach(EngineContext engineContext, int initialThreads) {
     this.context = engineContext;
+    this.outcomes = new Outcomes(kind(), engineContext);
+    this.sweeper = new Sweeper(kind(), engineContext, this::cleanup);
     this.pool = new WorkerPool(kind(), initialThreads);
     if (engineContext.wakeUps()) {
       Thread thread = new Thread(this::wakeLoop, "jobs-" + kind() + "-waker");
@@ -617,7 +752,7 @@ public abstract class JobService extends BaseService {
         wakeSignal.acquire();
         lingerForStragglers();
         wakeSignal.drainPermits();
-        if (ownerLock().isOwner()) {
+        if (ownerLock().trust() != Trust.NONE) {
           wakeOnce();
         }
       } catch (InterruptedException e) {
@@ -639,7 +774,7 @@ public abstract class JobService extends BaseService {
       int finished = 0;
       int running = 0;
       for (Task task : inFlight.values()) {
-        if (task.returned) {
+        if (task.returned()) {
           finished++;
         } else {
           running++;
@@ -665,92 +800,5 @@ public abstract class JobService extends BaseService {
   static String describe(Throwable e) {
     String message = e.getMessage();
     return e.getClass().getSimpleName() + (message == null ? "" : ": " + message);
-  }
-
-  /** One job being processed by this process. */
-  private static final class Task {
-    final Job job;
-    final Instant startedAt;
-    final long epoch;
-    volatile Future<?> future;
-
-    /** The latest progress reported and not yet written. */
-    final AtomicReference<JobStore.ProgressReport> progress = new AtomicReference<>();
-
-    /** When progress was last written; touched only under the run lock. */
-    Instant progressWrittenAt;
-
-    private Map<String, Object> result;
-    private Throwable failure;
-    private Instant finishedAt;
-
-    /** Set last, after the outcome fields: reading it true makes them visible. */
-    volatile boolean returned;
-
-    final CountDownLatch returnedLatch = new CountDownLatch(1);
-
-    Task(Job job, Instant startedAt, long epoch) {
-      this.job = job;
-      this.startedAt = startedAt;
-      this.epoch = epoch;
-    }
-
-    void finish(Map<String, Object> processResult, Throwable processFailure, Instant end) {
-      result = processResult;
-      failure = processFailure;
-      finishedAt = end;
-      returned = true;
-      returnedLatch.countDown();
-    }
-
-    /** What {@code process} did; only once {@link #returned}. */
-    Completion outcome() {
-      Completion completion =
-          failure != null
-              ? Completion.failed(job.uid, describe(failure), startedAt, finishedAt)
-              : Completion.done(job.uid, result, startedAt, finishedAt);
-      return completion.withProgress(progress.getAndSet(null));
-    }
-
-    /** The failure of a task the owner stopped (cancel, timeout), with its last progress. */
-    Completion stopped(String error, Instant now) {
-      return Completion.failed(job.uid, error, startedAt, now)
-          .withProgress(progress.getAndSet(null));
-    }
-  }
-
-  /** Outcomes taken from the in-flight map, and what became of them. */
-  private final class Reaped {
-    final Map<Long, List<Completion>> byEpoch = new HashMap<>();
-    int done;
-    int failed;
-    int timedOut;
-    int fenced;
-
-    /** Counts what was written; a missing uid was fenced off by a newer owner. */
-    void tally(List<Completion> completions, Set<UUID> written, long epoch) {
-      for (Completion c : completions) {
-        if (!written.contains(c.uid())) {
-          fenced++;
-          LOG.warnf(
-              "%s: outcome of job %s not written: the job is no longer running under epoch %d"
-                  + " (a newer owner holds it)",
-              kind(), c.uid(), epoch);
-        } else {
-          if (c.status() == JobStatus.DONE) {
-            done++;
-          } else {
-            failed++;
-          }
-          requireContext().metrics().completed(kind(), c);
-        }
-      }
-    }
-  }
-
-  private static final class Swept {
-    int found;
-    int deleted;
-    int errors;
   }
 }

@@ -1,6 +1,7 @@
 package io.asyncjobs.engine;
 
 import io.agroal.api.AgroalDataSource;
+import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobRows;
 import io.asyncjobs.queue.JobStatus;
@@ -18,8 +19,10 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
@@ -34,40 +37,68 @@ public class JobStore {
   private static final String JOB_COLUMNS = JobRows.COLUMNS;
 
   /**
-   * JobClaimMany: the oldest pending jobs of a kind become running under this owner's epoch. One
-   * statement; SKIP LOCKED lets a concurrent claimer (a stale owner) take other rows instead of
-   * waiting. The partial index on pending rows serves the inner query. The uids are collected into
-   * an array first so that the outer update looks them up by primary key whatever row count the
-   * planner guesses for a LIMIT parameter.
+   * The fence every statement that starts work begins with: the lock's recorded epoch, locked FOR
+   * SHARE, present only while the caller's epoch is still the newest. Taking a new epoch ({@code
+   * io.asyncjobs.lock.Epochs}) updates that row, so it waits for these statements to commit, and
+   * once it has, none under the older epoch can start anything.
    */
-  private static final String JOB_CLAIM_MANY =
-      """
-      UPDATE jobs
-         SET status = 'running', started_at = ?, updated_at = ?, epoch = ?
-       WHERE uid = ANY (ARRAY(SELECT uid FROM jobs
-                               WHERE kind = ? AND status = 'pending'
-                               ORDER BY uid
-                               LIMIT ?
-                               FOR UPDATE SKIP LOCKED))
-      RETURNING\s"""
-          + JOB_COLUMNS;
+  private static final String FENCE =
+      "fence AS (SELECT epoch FROM job_owner_epochs WHERE lock_name = ? AND epoch = ? FOR SHARE)";
 
   /**
-   * JobClaimManyAfter: JobClaimMany for pending jobs newer than a cursor, the newest uid this owner
-   * already claimed. Within a burst the head of the queue is a run of rows that just stopped being
-   * pending; starting after the cursor skips it in one index descent, whichever index the planner
-   * picks. Older pending rows (recovered orphans) are left to the tick's plain JobClaimMany.
+   * The claim itself: the oldest pending jobs of a kind become running under the fence's epoch.
+   * SKIP LOCKED lets a concurrent claimer take other rows instead of waiting. The partial index on
+   * pending rows serves the inner query. The uids are collected into an array first so that the
+   * outer update looks them up by primary key whatever row count the planner guesses for a LIMIT
+   * parameter.
    */
-  private static final String JOB_CLAIM_MANY_AFTER =
-      JOB_CLAIM_MANY.replace("AND status = 'pending'", "AND status = 'pending' AND uid > ?");
+  private static final String CLAIM =
+      """
+      claimed AS (
+        UPDATE jobs
+           SET status = 'running', started_at = ?, updated_at = ?, epoch = ?
+         WHERE uid = ANY (ARRAY(SELECT uid FROM jobs
+                                 WHERE kind = ? AND status = 'pending' AND EXISTS (SELECT 1 FROM fence)
+                                 ORDER BY uid
+                                 LIMIT ?
+                                 FOR UPDATE SKIP LOCKED))
+        RETURNING\s"""
+          + JOB_COLUMNS
+          + ")";
+
+  /**
+   * The claim for pending jobs newer than a cursor, the newest uid this owner already claimed.
+   * Within a burst the head of the queue is a run of rows that just stopped being pending; starting
+   * after the cursor skips it in one index descent, whichever index the planner picks. Older
+   * pending rows (recovered orphans, retries) are left to the tick's claim from the head, or to a
+   * wake-up that asked for the head.
+   */
+  private static final String CLAIM_AFTER =
+      CLAIM.replace("AND status = 'pending'", "AND status = 'pending' AND uid > ?");
+
+  /**
+   * JobClaimMany: claims, in one statement, and says whether the fence let it (first column: 1, or
+   * 0 when a newer epoch was taken); each row carries one claimed job (all null when none was).
+   */
+  private static final String JOB_CLAIM_MANY =
+      "WITH "
+          + FENCE
+          + ", "
+          + CLAIM
+          + " SELECT (SELECT count(*) FROM fence) AS fenced_in, k.*"
+          + " FROM (SELECT 1) AS one LEFT JOIN claimed AS k ON true";
+
+  /** JobClaimManyAfter: JobClaimMany after a cursor. */
+  private static final String JOB_CLAIM_MANY_AFTER = JOB_CLAIM_MANY.replace(CLAIM, CLAIM_AFTER);
 
   /**
    * JobCompleteMany: writes the outcomes of finished tasks. A row is written only while it is still
-   * running under the writer's epoch; the returned uids are the rows actually written. Retention
-   * restarts at completion. Progress reported since the last progress write lands here too, and a
-   * done job that reported a fraction shows it complete.
+   * running under the writer's epoch (an older epoch's outcome is still the truth about a job that
+   * nobody else touched); the returned rows are those actually written, with the status written.
+   * Retention restarts at completion. Progress reported since the last progress write lands here
+   * too, and a done job that reported a fraction shows it complete.
    */
-  private static final String JOB_COMPLETE_MANY =
+  private static final String COMPLETE =
       """
       UPDATE jobs j
          SET status = c.status,
@@ -91,66 +122,130 @@ public class JobStore {
              AS c(uid, status, result, error, completed_at, duration_ms, bytes_in, bytes_out,
                   item_count, progress, progress_items)
        WHERE j.uid = c.uid AND j.status = 'running' AND j.epoch = ?
-      RETURNING j.uid
-      """;
+      RETURNING j.uid, j.status""";
+
+  private static final String JOB_COMPLETE_MANY = COMPLETE;
 
   /**
    * JobCompleteAndClaimMany: JobCompleteMany and JobClaimManyAfter in one statement, for the
    * wake-up path: one round trip and one commit hand back finished slots and fill them again. The
-   * two updates touch disjoint rows (running and pending). The first column holds the uids whose
-   * outcome was written; each row carries one claimed job (all null when none was claimed).
+   * two updates touch disjoint rows (running and pending). Columns: whether the fence let the claim
+   * in, the uids written and the statuses written (arrays, in the same order), then one claimed job
+   * per row.
    */
   private static final String JOB_COMPLETE_AND_CLAIM_MANY =
-      "WITH completed AS ("
-          + JOB_COMPLETE_MANY.strip()
-          + "), claimed AS ("
-          + JOB_CLAIM_MANY_AFTER.strip()
-          + ") SELECT (SELECT array_agg(uid) FROM completed) AS completed, k.*"
+      "WITH "
+          + FENCE
+          + ", completed AS ("
+          + COMPLETE
+          + "), "
+          + CLAIM_AFTER
+          + " SELECT (SELECT count(*) FROM fence) AS fenced_in,"
+          + " (SELECT array_agg(uid) FROM completed) AS completed,"
+          + " (SELECT array_agg(status) FROM completed) AS statuses, k.*"
           + " FROM (SELECT 1) AS one LEFT JOIN claimed AS k ON true";
 
   /**
    * JobRescueMany: running rows of a kind that no task of this process works on were left by an
    * earlier owner (or their task vanished). Each goes back to pending with one more retry, or fails
-   * once it has used up its retries. Rows stamped by a newer owner are left alone.
+   * once it has used up its retries. Rows of this owner's epoch are rescued at once; rows of older
+   * epochs only once their owners have certainly stopped (the caller says so). Rows stamped by a
+   * newer owner are left alone, and nothing is rescued once a newer epoch was taken.
    */
   private static final String JOB_RESCUE_MANY =
-      """
-      UPDATE jobs
-         SET status = CASE WHEN (retry_count < ? AND NOT cancel_requested) THEN 'pending'
-                           ELSE 'failed' END,
-             retry_count = CASE WHEN (retry_count < ? AND NOT cancel_requested)
-                                THEN retry_count + 1 ELSE retry_count END,
-             error = CASE WHEN cancel_requested THEN 'cancelled on request'
-                          WHEN retry_count < ? THEN NULL
-                          ELSE 'abandoned: its processor vanished ' || (retry_count + 1)
-                               || ' times (max-retries ' || ? || ')' END,
-             completed_at = CASE WHEN (retry_count < ? AND NOT cancel_requested) THEN NULL
-                                 ELSE ? END,
-             expires_at = CASE WHEN (retry_count < ? AND NOT cancel_requested) THEN expires_at
-                               ELSE ?::timestamptz + make_interval(secs => ?) END,
-             updated_at = ?
-       WHERE kind = ? AND status = 'running'
-         AND NOT (uid = ANY (?::uuid[]))
-         AND (epoch IS NULL OR epoch <= ?)
-      RETURNING status
-      """;
+      "WITH "
+          + FENCE
+          + """
+           UPDATE jobs j
+              SET status = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                                THEN 'pending' ELSE 'failed' END,
+                  retry_count = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                                     THEN j.retry_count + 1 ELSE j.retry_count END,
+                  error = CASE WHEN j.cancel_requested THEN 'cancelled on request'
+                               WHEN j.retry_count < p.max_retries THEN NULL
+                               ELSE 'abandoned: its processor vanished ' || (j.retry_count + 1)
+                                    || ' times (max-retries ' || p.max_retries || ')' END,
+                  started_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                                    THEN NULL ELSE j.started_at END,
+                  completed_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                                      THEN NULL ELSE p.now END,
+                  expires_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                                    THEN j.expires_at
+                                    ELSE p.now + make_interval(secs => p.retention) END,
+                  updated_at = p.now
+             FROM (SELECT ?::int AS max_retries, ?::timestamptz AS now, ?::bigint AS retention) AS p
+            WHERE j.kind = ? AND j.status = 'running'
+              AND NOT (j.uid = ANY (?::uuid[]))
+              AND (j.epoch = ? OR (COALESCE(j.epoch, 0) < ? AND ?))
+              AND EXISTS (SELECT 1 FROM fence)
+           RETURNING j.status
+           """;
 
-  /** JobGetCancelRequestedMany: this owner's running jobs of a kind that a caller asked to stop. */
-  private static final String JOB_GET_CANCEL_REQUESTED_MANY =
+  /**
+   * JobRetryMany: jobs whose task failed because the database went away (their work never took
+   * effect, or is repeated harmlessly) go back to pending with one more retry instead of failing,
+   * or fail once their retries are used up. Only rows still running under the writer's epoch.
+   */
+  private static final String JOB_RETRY_MANY =
       """
-      SELECT uid FROM jobs
-       WHERE kind = ? AND status = 'running' AND cancel_requested AND epoch = ?
+      UPDATE jobs j
+         SET status = CASE WHEN j.retry_count < p.max_retries THEN 'pending' ELSE 'failed' END,
+             retry_count = CASE WHEN j.retry_count < p.max_retries THEN j.retry_count + 1
+                                ELSE j.retry_count END,
+             error = CASE WHEN j.retry_count < p.max_retries THEN NULL
+                          ELSE r.error || ' (' || (j.retry_count + 1) || ' times; max-retries '
+                               || p.max_retries || ')' END,
+             started_at = CASE WHEN j.retry_count < p.max_retries THEN NULL ELSE j.started_at END,
+             completed_at = CASE WHEN j.retry_count < p.max_retries THEN NULL ELSE p.now END,
+             expires_at = CASE WHEN j.retry_count < p.max_retries THEN j.expires_at
+                               ELSE p.now + make_interval(secs => p.retention) END,
+             updated_at = p.now
+        FROM unnest(?::uuid[], ?::text[]) AS r(uid, error),
+             (SELECT ?::int AS max_retries, ?::timestamptz AS now, ?::bigint AS retention) AS p
+       WHERE j.uid = r.uid AND j.status = 'running' AND j.epoch = ?
+      RETURNING j.uid, j.status
       """;
 
   /**
-   * JobReleaseMany: on a graceful handover, running jobs this owner could not finish go back to
-   * pending without counting a retry, so the next owner starts them first.
+   * JobAdoptMany: an owner that took the lock back at a new epoch keeps the jobs it is still
+   * running: rows still running under the epoch each task claimed them with are stamped with the
+   * new one. A row someone else touched meanwhile is not. Fenced like a claim.
+   */
+  private static final String JOB_ADOPT_MANY =
+      "WITH "
+          + FENCE
+          + """
+           UPDATE jobs j
+              SET epoch = (SELECT epoch FROM fence), updated_at = ?
+             FROM unnest(?::uuid[], ?::bigint[]) AS a(uid, epoch)
+            WHERE j.uid = a.uid AND j.status = 'running' AND j.epoch = a.epoch
+              AND EXISTS (SELECT 1 FROM fence)
+           RETURNING j.uid
+           """;
+
+  /** JobGetCancelRequestedMany: which of these running jobs a caller asked to stop. */
+  private static final String JOB_GET_CANCEL_REQUESTED_MANY =
+      "SELECT uid FROM jobs WHERE uid = ANY (?::uuid[]) AND status = 'running' AND cancel_requested";
+
+  /**
+   * JobReleaseMany: running jobs this owner stopped without an outcome (a graceful handover, or
+   * work interrupted because the lock was lost) go back to pending without counting a retry, so the
+   * next owner starts them first; a job whose cancel was requested fails as cancelled instead of
+   * running again. Only rows still running under the given epoch.
    */
   private static final String JOB_RELEASE_MANY =
       """
-      UPDATE jobs
-         SET status = 'pending', started_at = NULL, updated_at = ?
-       WHERE uid = ANY (?::uuid[]) AND status = 'running' AND epoch = ?
+      UPDATE jobs j
+         SET status = CASE WHEN j.cancel_requested THEN 'failed' ELSE 'pending' END,
+             error = CASE WHEN j.cancel_requested THEN 'cancelled on request' ELSE j.error END,
+             started_at = CASE WHEN j.cancel_requested THEN j.started_at END,
+             completed_at = CASE WHEN j.cancel_requested THEN p.now END,
+             expires_at = CASE WHEN j.cancel_requested THEN p.now + make_interval(secs => p.retention)
+                               ELSE j.expires_at END,
+             updated_at = p.now
+        FROM (SELECT ?::timestamptz AS now, ?::bigint AS retention) AS p
+       WHERE j.uid = ANY (?::uuid[]) AND j.status = 'running' AND j.epoch = ?
+      RETURNING j.uid, j.status
       """;
 
   /**
@@ -192,60 +287,104 @@ public class JobStore {
       "UPDATE jobs SET expires_at = ? WHERE uid = ANY (?::uuid[]) AND status IN ('done', 'failed')";
 
   private final AgroalDataSource dataSource;
+  private final String lockName;
 
-  JobStore(AgroalDataSource dataSource) {
+  JobStore(AgroalDataSource dataSource, JobsConfig config) {
     this.dataSource = dataSource;
+    this.lockName = config.lock().name();
   }
 
   /**
-   * Claims up to {@code limit} pending jobs of {@code kind}, oldest first.
+   * Claims up to {@code limit} pending jobs of {@code kind}, oldest first, under {@code epoch}.
    *
    * @param after only jobs with a larger uid, or null for all
    */
-  public List<Job> claimMany(String kind, int limit, long epoch, Instant now, UUID after) {
+  public Claimed claimMany(String kind, int limit, long epoch, Instant now, UUID after) {
     if (limit <= 0) {
-      return List.of();
+      return new Claimed(false, List.of());
     }
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps =
             c.prepareStatement(after == null ? JOB_CLAIM_MANY : JOB_CLAIM_MANY_AFTER)) {
-      int next = 1;
-      ps.setObject(next++, timestamp(now));
-      ps.setObject(next++, timestamp(now));
-      ps.setLong(next++, epoch);
-      ps.setString(next++, kind);
-      if (after != null) {
-        ps.setObject(next++, after);
-      }
-      ps.setInt(next, limit);
+      int next = bindFence(ps, 1, epoch);
+      next = bindClaim(ps, next, kind, limit, epoch, now, after);
+      boolean fenced = false;
       List<Job> claimed = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          claimed.add(JobRows.read(rs, 0));
+          fenced = rs.getLong(1) == 0;
+          if (rs.getObject(2) != null) {
+            claimed.add(JobRows.read(rs, 1));
+          }
         }
       }
-      return inUidOrder(claimed);
+      return new Claimed(fenced, inUidOrder(claimed));
     } catch (SQLException e) {
-      throw new IllegalStateException("JobClaimMany failed for kind " + kind, e);
+      throw new StoreException("JobClaimMany failed for kind " + kind, e);
     }
   }
 
   /**
-   * Writes finished tasks' outcomes under {@code epoch}.
+   * Writes finished tasks' outcomes under {@code epoch}. Should the batch be refused for what one
+   * row holds (not for the connection), each outcome is written alone, and one that still cannot be
+   * written fails its job with the reason instead.
    *
-   * @return the uids actually written; the others were no longer running under this epoch
+   * @return the rows actually written and the status each got; the others were no longer running
+   *     under this epoch
    */
-  public Set<UUID> completeMany(
+  public Map<UUID, JobStatus> completeMany(
       Collection<Completion> completions, long epoch, Duration retention) {
     if (completions.isEmpty()) {
-      return Set.of();
+      return Map.of();
     }
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_COMPLETE_MANY)) {
-      bindCompletions(c, ps, completions, epoch, retention);
-      return uids(ps);
+    try (Connection c = dataSource.getConnection()) {
+      try {
+        return complete(c, completions, epoch, retention);
+      } catch (SQLException e) {
+        if (DatabaseErrors.isConnectionLost(e)) {
+          throw e;
+        }
+        if (completions.size() == 1) {
+          return completeUnstorable(c, completions.iterator().next(), e, epoch, retention);
+        }
+        Map<UUID, JobStatus> written = new HashMap<>();
+        for (Completion one : completions) {
+          written.putAll(completeMany(List.of(one), epoch, retention));
+        }
+        return written;
+      }
     } catch (SQLException e) {
-      throw new IllegalStateException("JobCompleteMany failed", e);
+      throw new StoreException("JobCompleteMany failed", e);
+    }
+  }
+
+  /** A single outcome the database refused for its content: the job fails saying why. */
+  private Map<UUID, JobStatus> completeUnstorable(
+      Connection c, Completion completion, SQLException refusal, long epoch, Duration retention)
+      throws SQLException {
+    Completion failed =
+        Completion.failed(
+                completion.uid(),
+                "its result could not be stored: " + refusal.getMessage(),
+                completion.startedAt(),
+                completion.completedAt())
+            .withProgress(completion.lastProgress());
+    return complete(c, List.of(failed), epoch, retention);
+  }
+
+  private static Map<UUID, JobStatus> complete(
+      Connection c, Collection<Completion> completions, long epoch, Duration retention)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(JOB_COMPLETE_MANY)) {
+      bindCompletions(c, ps, 1, completions, epoch, retention);
+      Map<UUID, JobStatus> written = new HashMap<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          written.put(
+              rs.getObject(1, UUID.class), JobStatus.fromDbValue(rs.getString(2)).orElseThrow());
+        }
+      }
+      return written;
     }
   }
 
@@ -263,38 +402,60 @@ public class JobStore {
       UUID after) {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_COMPLETE_AND_CLAIM_MANY)) {
-      int next = bindCompletions(c, ps, completions, epoch, retention);
-      ps.setObject(next++, timestamp(now));
-      ps.setObject(next++, timestamp(now));
-      ps.setLong(next++, epoch);
-      ps.setString(next++, kind);
-      ps.setObject(next++, after);
-      ps.setInt(next, limit);
-      Set<UUID> written = new HashSet<>();
+      int next = bindFence(ps, 1, epoch);
+      next = bindCompletions(c, ps, next, completions, epoch, retention);
+      bindClaim(ps, next, kind, limit, epoch, now, after);
+      Map<UUID, JobStatus> written = new HashMap<>();
+      boolean fenced = false;
       List<Job> claimed = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          Array completed = rs.getArray(1);
-          if (written.isEmpty() && completed != null) {
-            for (Object uid : (Object[]) completed.getArray()) {
-              written.add((UUID) uid);
+          fenced = rs.getLong(1) == 0;
+          Array uids = rs.getArray(2);
+          Array statuses = rs.getArray(3);
+          if (written.isEmpty() && uids != null) {
+            Object[] u = (Object[]) uids.getArray();
+            Object[] st = (Object[]) statuses.getArray();
+            for (int i = 0; i < u.length; i++) {
+              written.put((UUID) u[i], JobStatus.fromDbValue((String) st[i]).orElseThrow());
             }
           }
-          if (rs.getObject(2) != null) {
-            claimed.add(JobRows.read(rs, 1));
+          if (rs.getObject(4) != null) {
+            claimed.add(JobRows.read(rs, 3));
           }
         }
       }
-      return new CompleteAndClaim(written, inUidOrder(claimed));
+      return new CompleteAndClaim(written, fenced, inUidOrder(claimed));
     } catch (SQLException e) {
-      throw new IllegalStateException("JobCompleteAndClaimMany failed for kind " + kind, e);
+      throw new StoreException("JobCompleteAndClaimMany failed for kind " + kind, e);
     }
   }
 
-  /** Binds JobCompleteMany's parameters; returns the index of the next parameter. */
+  private int bindFence(PreparedStatement ps, int next, long epoch) throws SQLException {
+    ps.setString(next++, lockName);
+    ps.setLong(next++, epoch);
+    return next;
+  }
+
+  private static int bindClaim(
+      PreparedStatement ps, int next, String kind, int limit, long epoch, Instant now, UUID after)
+      throws SQLException {
+    ps.setObject(next++, timestamp(now));
+    ps.setObject(next++, timestamp(now));
+    ps.setLong(next++, epoch);
+    ps.setString(next++, kind);
+    if (after != null) {
+      ps.setObject(next++, after);
+    }
+    ps.setInt(next++, limit);
+    return next;
+  }
+
+  /** Binds JobCompleteMany's parameters from {@code first}; returns the index of the next one. */
   private static int bindCompletions(
       Connection c,
       PreparedStatement ps,
+      int first,
       Collection<Completion> completions,
       long epoch,
       Duration retention)
@@ -328,24 +489,26 @@ public class JobStore {
       items[i] = done.stat("item_count");
       i++;
     }
-    ps.setLong(1, retention.toSeconds());
-    ps.setArray(2, c.createArrayOf("uuid", uids));
-    ps.setArray(3, c.createArrayOf("text", statuses));
-    ps.setArray(4, c.createArrayOf("text", results));
-    ps.setArray(5, c.createArrayOf("text", errors));
-    ps.setArray(6, c.createArrayOf("timestamptz", completedAt));
-    ps.setArray(7, c.createArrayOf("bigint", durations));
-    ps.setArray(8, c.createArrayOf("bigint", bytesIn));
-    ps.setArray(9, c.createArrayOf("bigint", bytesOut));
-    ps.setArray(10, c.createArrayOf("bigint", items));
-    ps.setArray(11, c.createArrayOf("float8", fractions));
-    ps.setArray(12, c.createArrayOf("bigint", progressItems));
-    ps.setLong(13, epoch);
-    return 14;
+    int next = first;
+    ps.setLong(next++, retention.toSeconds());
+    ps.setArray(next++, c.createArrayOf("uuid", uids));
+    ps.setArray(next++, c.createArrayOf("text", statuses));
+    ps.setArray(next++, c.createArrayOf("text", results));
+    ps.setArray(next++, c.createArrayOf("text", errors));
+    ps.setArray(next++, c.createArrayOf("timestamptz", completedAt));
+    ps.setArray(next++, c.createArrayOf("bigint", durations));
+    ps.setArray(next++, c.createArrayOf("bigint", bytesIn));
+    ps.setArray(next++, c.createArrayOf("bigint", bytesOut));
+    ps.setArray(next++, c.createArrayOf("bigint", items));
+    ps.setArray(next++, c.createArrayOf("float8", fractions));
+    ps.setArray(next++, c.createArrayOf("bigint", progressItems));
+    ps.setLong(next++, epoch);
+    return next;
   }
 
   /**
-   * Recovers running rows of {@code kind} that are not in {@code inFlight}.
+   * Recovers running rows of {@code kind} that are not in {@code inFlight}: those of {@code epoch}
+   * always, those of older epochs only when {@code olderToo}.
    *
    * @return how many went back to pending and how many failed
    */
@@ -353,25 +516,21 @@ public class JobStore {
       String kind,
       Collection<UUID> inFlight,
       long epoch,
+      boolean olderToo,
       int maxRetries,
       Duration retention,
       Instant now) {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_RESCUE_MANY)) {
-      OffsetDateTime ts = timestamp(now);
-      ps.setInt(1, maxRetries);
-      ps.setInt(2, maxRetries);
-      ps.setInt(3, maxRetries);
-      ps.setInt(4, maxRetries);
-      ps.setInt(5, maxRetries);
-      ps.setObject(6, ts);
-      ps.setInt(7, maxRetries);
-      ps.setObject(8, ts);
-      ps.setLong(9, retention.toSeconds());
-      ps.setObject(10, ts);
-      ps.setString(11, kind);
-      ps.setArray(12, c.createArrayOf("uuid", inFlight.toArray(UUID[]::new)));
-      ps.setLong(13, epoch);
+      int next = bindFence(ps, 1, epoch);
+      ps.setInt(next++, maxRetries);
+      ps.setObject(next++, timestamp(now));
+      ps.setLong(next++, retention.toSeconds());
+      ps.setString(next++, kind);
+      ps.setArray(next++, c.createArrayOf("uuid", inFlight.toArray(UUID[]::new)));
+      ps.setLong(next++, epoch);
+      ps.setLong(next++, epoch);
+      ps.setBoolean(next, olderToo);
       int requeued = 0;
       int failed = 0;
       try (ResultSet rs = ps.executeQuery()) {
@@ -385,7 +544,67 @@ public class JobStore {
       }
       return new RescueCounts(requeued, failed);
     } catch (SQLException e) {
-      throw new IllegalStateException("JobRescueMany failed for kind " + kind, e);
+      throw new StoreException("JobRescueMany failed for kind " + kind, e);
+    }
+  }
+
+  /**
+   * Puts jobs whose task failed because the database went away back to pending, counting a retry.
+   *
+   * @param errors each job's error, kept only should it fail for having used up its retries
+   * @return the rows written and the status each got
+   */
+  public Map<UUID, JobStatus> retryMany(
+      Map<UUID, String> errors, long epoch, int maxRetries, Duration retention, Instant now) {
+    if (errors.isEmpty()) {
+      return Map.of();
+    }
+    List<UUID> uids = new ArrayList<>(errors.keySet());
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_RETRY_MANY)) {
+      ps.setArray(1, c.createArrayOf("uuid", uids.toArray(UUID[]::new)));
+      ps.setArray(2, c.createArrayOf("text", uids.stream().map(errors::get).toArray()));
+      ps.setInt(3, maxRetries);
+      ps.setObject(4, timestamp(now));
+      ps.setLong(5, retention.toSeconds());
+      ps.setLong(6, epoch);
+      return statuses(ps);
+    } catch (SQLException e) {
+      throw new StoreException("JobRetryMany failed", e);
+    }
+  }
+
+  /**
+   * Stamps the rows of jobs this process still runs with {@code epoch}, the one it just took.
+   *
+   * @param claimedUnder each job and the epoch its row was claimed (or last adopted) under
+   */
+  public Adopted adoptMany(Map<UUID, Long> claimedUnder, long epoch, Instant now) {
+    if (claimedUnder.isEmpty()) {
+      return new Adopted(false, Set.of());
+    }
+    List<UUID> uids = new ArrayList<>(claimedUnder.keySet());
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_ADOPT_MANY)) {
+      int next = bindFence(ps, 1, epoch);
+      ps.setObject(next++, timestamp(now));
+      ps.setArray(next++, c.createArrayOf("uuid", uids.toArray(UUID[]::new)));
+      ps.setArray(next, c.createArrayOf("bigint", uids.stream().map(claimedUnder::get).toArray()));
+      Set<UUID> adopted = uids(ps);
+      return new Adopted(adopted.isEmpty() && !fenceHolds(c, epoch), adopted);
+    } catch (SQLException e) {
+      throw new StoreException("JobAdoptMany failed", e);
+    }
+  }
+
+  /** Whether {@code epoch} is still the lock's newest. */
+  private boolean fenceHolds(Connection c, long epoch) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT 1 FROM job_owner_epochs WHERE lock_name = ? AND epoch = ?")) {
+      bindFence(ps, 1, epoch);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
     }
   }
 
@@ -406,7 +625,7 @@ public class JobStore {
       ps.setLong(5, epoch);
       return ps.executeUpdate();
     } catch (SQLException e) {
-      throw new IllegalStateException("JobProgressMany failed", e);
+      throw new StoreException("JobProgressMany failed", e);
     }
   }
 
@@ -419,31 +638,40 @@ public class JobStore {
    */
   public record ProgressReport(UUID uid, Double fraction, Long items) {}
 
-  /** The uids of this owner's running jobs of {@code kind} that a caller asked to stop. */
-  public Set<UUID> cancelRequestedMany(String kind, long epoch) {
+  /** Which of these running jobs a caller asked to stop. */
+  public Set<UUID> cancelRequestedMany(Collection<UUID> running) {
+    if (running.isEmpty()) {
+      return Set.of();
+    }
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_GET_CANCEL_REQUESTED_MANY)) {
-      ps.setString(1, kind);
-      ps.setLong(2, epoch);
+      ps.setArray(1, c.createArrayOf("uuid", running.toArray(UUID[]::new)));
       return uids(ps);
     } catch (SQLException e) {
-      throw new IllegalStateException("JobGetCancelRequestedMany failed for kind " + kind, e);
+      throw new StoreException("JobGetCancelRequestedMany failed", e);
     }
   }
 
-  /** Puts this owner's unfinished running jobs back to pending; returns how many. */
-  public int releaseMany(Collection<UUID> uids, long epoch, Instant now) {
+  /**
+   * Puts jobs this owner stopped without an outcome back to pending (or fails those whose cancel
+   * was requested).
+   *
+   * @return the rows written and the status each got
+   */
+  public Map<UUID, JobStatus> releaseMany(
+      Collection<UUID> uids, long epoch, Duration retention, Instant now) {
     if (uids.isEmpty()) {
-      return 0;
+      return Map.of();
     }
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_RELEASE_MANY)) {
       ps.setObject(1, timestamp(now));
-      ps.setArray(2, c.createArrayOf("uuid", uids.toArray(UUID[]::new)));
-      ps.setLong(3, epoch);
-      return ps.executeUpdate();
+      ps.setLong(2, retention.toSeconds());
+      ps.setArray(3, c.createArrayOf("uuid", uids.toArray(UUID[]::new)));
+      ps.setLong(4, epoch);
+      return statuses(ps);
     } catch (SQLException e) {
-      throw new IllegalStateException("JobReleaseMany failed", e);
+      throw new StoreException("JobReleaseMany failed", e);
     }
   }
 
@@ -462,7 +690,7 @@ public class JobStore {
       }
       return expired;
     } catch (SQLException e) {
-      throw new IllegalStateException("JobGetExpiredMany failed for kind " + kind, e);
+      throw new StoreException("JobGetExpiredMany failed for kind " + kind, e);
     }
   }
 
@@ -477,7 +705,7 @@ public class JobStore {
         return rs.getLong(1);
       }
     } catch (SQLException e) {
-      throw new IllegalStateException("JobCountExpired failed for kind " + kind, e);
+      throw new StoreException("JobCountExpired failed for kind " + kind, e);
     }
   }
 
@@ -505,8 +733,20 @@ public class JobStore {
       ps.setArray(index, array);
       return ps.executeUpdate();
     } catch (SQLException e) {
-      throw new IllegalStateException(name + " failed", e);
+      throw new StoreException(name + " failed", e);
     }
+  }
+
+  /** Runs a query whose columns are a uid and a status, and collects them. */
+  private static Map<UUID, JobStatus> statuses(PreparedStatement ps) throws SQLException {
+    Map<UUID, JobStatus> written = new HashMap<>();
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        written.put(
+            rs.getObject(1, UUID.class), JobStatus.fromDbValue(rs.getString(2)).orElseThrow());
+      }
+    }
+    return written;
   }
 
   /** Runs a query whose first column is a uid and collects them. */
@@ -536,12 +776,30 @@ public class JobStore {
   }
 
   /**
+   * What one claim did.
+   *
+   * @param fenced true when a newer epoch was taken: nothing was claimed, and this owner is
+   *     superseded
+   * @param jobs the jobs claimed, oldest first
+   */
+  public record Claimed(boolean fenced, List<Job> jobs) {}
+
+  /**
+   * What one adoption did.
+   *
+   * @param fenced true when a newer epoch was taken
+   * @param adopted the jobs now stamped with the new epoch
+   */
+  public record Adopted(boolean fenced, Set<UUID> adopted) {}
+
+  /**
    * What one JobCompleteAndClaimMany did.
    *
-   * @param written uids whose outcome was written
+   * @param written the rows whose outcome was written, and the status each got
+   * @param fenced true when a newer epoch was taken: nothing was claimed
    * @param claimed the jobs claimed, oldest first
    */
-  public record CompleteAndClaim(Set<UUID> written, List<Job> claimed) {}
+  public record CompleteAndClaim(Map<UUID, JobStatus> written, boolean fenced, List<Job> claimed) {}
 
   /**
    * What one rescue did.
@@ -550,4 +808,11 @@ public class JobStore {
    * @param failed rows failed for having used up their retries
    */
   public record RescueCounts(int requeued, int failed) {}
+
+  /** A statement of the engine failed; its cause says whether the database went away. */
+  public static final class StoreException extends IllegalStateException {
+    StoreException(String message, SQLException cause) {
+      super(message + ": " + cause.getMessage(), cause);
+    }
+  }
 }

@@ -3,6 +3,8 @@ package io.asyncjobs.engine;
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.lock.OwnerLock;
+import io.asyncjobs.lock.Trust;
+import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobsEnqueued;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.time.Clock;
@@ -19,6 +21,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -27,6 +30,14 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jboss.logging.Logger;
 
 /**
@@ -43,6 +54,8 @@ public class ServiceManager {
   private final Map<String, BaseService> services =
       Collections.synchronizedMap(new LinkedHashMap<>());
   private final Set<String> failing = ConcurrentHashMap.newKeySet();
+  private final Set<String> stuck = ConcurrentHashMap.newKeySet();
+  private final Map<String, Runner> runners = new ConcurrentHashMap<>();
   private final JobsConfig config;
   private final OwnerLock ownerLock;
   private final AgroalDataSource dataSource;
@@ -85,7 +98,7 @@ public class ServiceManager {
    */
   void onStop(@Observes ShutdownEvent event) {
     try {
-      boolean owner = ownerLock.isOwner();
+      boolean owner = ownerLock.trust() != Trust.NONE;
       if (owner) {
         handOver(config.lock().handoverGrace());
       }
@@ -99,6 +112,7 @@ public class ServiceManager {
       for (BaseService service : all()) {
         service.stop();
       }
+      runners.values().forEach(Runner::stop);
     }
   }
 
@@ -180,6 +194,10 @@ public class ServiceManager {
     if (removed != null) {
       removed.stop();
     }
+    Runner runner = runners.remove(name);
+    if (runner != null) {
+      runner.stop();
+    }
   }
 
   /** The registered service with this name. */
@@ -214,13 +232,31 @@ public class ServiceManager {
   }
 
   /**
+   * Wakes a service as a notification asks: its payload is the kind, followed by {@value
+   * JobQueue#FROM_HEAD} when an older job became pending again (an admin retry) and the claim must
+   * start from the head of the queue.
+   */
+  public void wakeFor(String payload) {
+    if (payload.endsWith(JobQueue.FROM_HEAD)) {
+      jobService(payload.substring(0, payload.length() - JobQueue.FROM_HEAD.length()))
+          .ifPresent(JobService::requestWakeFromHead);
+    } else {
+      wake(payload);
+    }
+  }
+
+  /**
    * A job enqueued through this replica wakes its service here directly, without waiting for the
    * NOTIFY to travel through the database; that only matters when this replica is the owner, which
    * {@link JobService} checks. Runs once the enqueuing transaction committed.
    */
   void onEnqueued(@Observes(during = TransactionPhase.AFTER_SUCCESS) JobsEnqueued event) {
     if (config.wakeUps()) {
-      wake(event.kind());
+      if (event.fromHead()) {
+        jobService(event.kind()).ifPresent(JobService::requestWakeFromHead);
+      } else {
+        wake(event.kind());
+      }
     }
   }
 
@@ -233,14 +269,60 @@ public class ServiceManager {
     }
   }
 
-  /** The safety-net tick: supervises every service. Never overlaps itself. */
+  /**
+   * The safety-net tick: supervises every service, each on its own thread, so that a service whose
+   * run hangs (or throws anything at all) never delays the others. A service still busy with its
+   * previous run is skipped. The tick waits for the runs it started for at most one tick interval.
+   */
   @Scheduled(
       identity = "jobs-tick",
       every = "${jobs.tick-interval}",
       concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
   public void tick() {
+    List<Future<?>> started = new ArrayList<>();
     for (BaseService service : all()) {
-      superviseSafely(service);
+      Runner runner = runners.computeIfAbsent(service.name(), Runner::new);
+      Future<?> run = runner.submit(() -> superviseSafely(service));
+      if (run != null) {
+        started.add(run);
+      } else if (stuck.add(service.name())) {
+        LOG.warnf(
+            "Service %s is still busy with an earlier run; the others go on without it",
+            service.name());
+      }
+    }
+    long deadline = System.nanoTime() + config.tickInterval().toNanos();
+    for (Future<?> run : started) {
+      try {
+        run.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        // It goes on on its own thread; the next tick skips it until it returns.
+      } catch (ExecutionException e) {
+        LOG.errorf(e.getCause(), "A service run failed outside its own error handling");
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /**
+   * The trust watch: as soon as the owner lock can no longer be trusted (a renewal is overdue past
+   * the renew deadline, or another replica holds it), running jobs are interrupted, without waiting
+   * for the next tick and without the database. The next tick writes what became of them.
+   */
+  @Scheduled(
+      identity = "jobs-trust-watch",
+      every = "0.2s",
+      concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+  void watchTrust() {
+    if (ownerLock.trust() != Trust.NONE) {
+      return;
+    }
+    for (BaseService service : all()) {
+      if (service instanceof JobService jobService && jobService.inFlightCount() > 0) {
+        jobService.abandonWork();
+      }
     }
   }
 
@@ -251,13 +333,57 @@ public class ServiceManager {
       if (failing.remove(name)) {
         LOG.infof("Service %s runs again", name);
       }
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
       // Log the first failure of a streak with its stack; repeat failures only at debug level.
       if (failing.add(name)) {
         LOG.errorf(e, "Service %s failed its run; retrying every tick", name);
       } else {
         LOG.debugf(e, "Service %s failed again", name);
       }
+    } finally {
+      if (stuck.remove(name)) {
+        LOG.infof("Service %s finished its long run", name);
+      }
+    }
+  }
+
+  /** One service's own thread for its supervised runs; runs at most one at a time. */
+  private static final class Runner {
+    private final ExecutorService thread;
+    private final AtomicBoolean busy = new AtomicBoolean();
+
+    Runner(String name) {
+      this.thread =
+          Executors.newSingleThreadExecutor(
+              r -> {
+                Thread t = new Thread(r, "jobs-" + name + "-tick");
+                t.setDaemon(true);
+                return t;
+              });
+    }
+
+    /** Starts {@code run} unless the previous one is still going; null then. */
+    Future<?> submit(Runnable run) {
+      if (!busy.compareAndSet(false, true)) {
+        return null;
+      }
+      try {
+        return thread.submit(
+            () -> {
+              try {
+                run.run();
+              } finally {
+                busy.set(false);
+              }
+            });
+      } catch (RejectedExecutionException e) {
+        busy.set(false);
+        return null;
+      }
+    }
+
+    void stop() {
+      thread.shutdownNow();
     }
   }
 }

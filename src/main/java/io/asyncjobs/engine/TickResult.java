@@ -12,6 +12,10 @@ package io.asyncjobs.engine;
  * @param claimed pending jobs claimed and started
  * @param swept expired jobs deleted
  * @param cleanupErrors expired jobs kept because their cleanup threw
+ * @param retried jobs put back to pending because their task failed when the database went away
+ * @param released jobs put back to pending (or failed, if cancelled) after their work was stopped
+ *     for a handover or a lost lock
+ * @param adopted running jobs this process kept after it took the lock back at a new epoch
  */
 public record TickResult(
     int done,
@@ -22,11 +26,30 @@ public record TickResult(
     int abandoned,
     int claimed,
     int swept,
-    int cleanupErrors)
+    int cleanupErrors,
+    int retried,
+    int released,
+    int adopted)
     implements RunResult {
 
   @Override
   public boolean isEmpty() {
-    return done + failed + fenced + requeued + abandoned + claimed + swept + cleanupErrors == 0;
+    return done
+            + failed
+            + fenced
+            + requeued
+            + abandoned
+            + claimed
+            + swept
+            + cleanupErrors
+            + retried
+            + released
+            + adopted
+        == 0;
+  }
+
+  /** Whether the run did anything out of the ordinary, worth a line at info level. */
+  boolean isUnusual() {
+    return requeued + abandoned + fenced + cleanupErrors + retried + released + adopted > 0;
   }
 }

@@ -6,16 +6,24 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.function.BooleanSupplier;
 
-/** The owner lock's meters: the per-pod owner gauge and counters of renewals and changes. */
+/**
+ * The owner lock's meters: the per-pod owner and competing gauges, and counters of renewals,
+ * changes and errors.
+ */
 public final class LockMetrics {
 
   private final Counter renewals;
   private final Counter renewalFailures;
   private final Counter changes;
+  private final Counter errors;
 
-  LockMetrics(MeterRegistry registry, BooleanSupplier owner) {
+  LockMetrics(MeterRegistry registry, BooleanSupplier owner, BooleanSupplier competing) {
     Gauge.builder("jobs.owner", () -> owner.getAsBoolean() ? 1 : 0)
         .description("1 while this pod holds the owner lock and processes jobs, else 0")
+        .register(registry);
+    Gauge.builder("jobs.owner.competing", () -> competing.getAsBoolean() ? 1 : 0)
+        .description(
+            "1 while this pod tries for (or renews) the owner lock; 0 means it cannot become owner")
         .register(registry);
     this.renewals =
         Counter.builder("jobs.owner.renewals")
@@ -29,11 +37,16 @@ public final class LockMetrics {
         Counter.builder("jobs.owner.changes")
             .description("Times this pod gained or lost the owner lock")
             .register(registry);
+    this.errors =
+        Counter.builder("jobs.owner.errors")
+            .description(
+                "Errors while trying for, renewing or taking the owner lock (each is retried)")
+            .register(registry);
   }
 
   /** Counts no meters: for tests that build a lock by hand. */
   public static LockMetrics none() {
-    return new LockMetrics(new SimpleMeterRegistry(), () -> false);
+    return new LockMetrics(new SimpleMeterRegistry(), () -> false, () -> true);
   }
 
   void renewed() {
@@ -46,5 +59,9 @@ public final class LockMetrics {
 
   void ownershipChanged() {
     changes.increment();
+  }
+
+  void error() {
+    errors.increment();
   }
 }

@@ -6,20 +6,37 @@ package io.asyncjobs.lock;
  */
 final class NoOwnerLock implements OwnerLock {
 
+  private final String name;
   private final String identity;
 
-  NoOwnerLock(String identity) {
+  NoOwnerLock(String name, String identity) {
+    this.name = name;
     this.identity = identity;
   }
 
   @Override
-  public boolean isOwner() {
-    return false;
+  public Trust trust() {
+    return Trust.NONE;
   }
 
   @Override
   public long epoch() {
     return 0;
+  }
+
+  @Override
+  public boolean earlierHoldersSettled() {
+    return false;
+  }
+
+  @Override
+  public void superseded(long epoch) {
+    // Never held.
+  }
+
+  @Override
+  public String name() {
+    return name;
   }
 
   @Override
@@ -29,7 +46,8 @@ final class NoOwnerLock implements OwnerLock {
 
   @Override
   public OwnerStatus status() {
-    return new OwnerStatus("none", identity, false, 0, null);
+    // Not competing is what this mode is for, so it does not count against readiness.
+    return new OwnerStatus("none", identity, false, 0, null, Trust.NONE, true);
   }
 
   @Override

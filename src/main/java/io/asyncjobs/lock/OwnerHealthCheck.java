@@ -7,8 +7,10 @@ import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
 
 /**
- * Shows who owns the job queue in {@code /q/health}. Always up: a replica that does not own still
- * serves requests, so ownership must not take it out of the Service.
+ * Shows who owns the job queue in {@code /q/health}. Up whether or not this replica owns: a replica
+ * that does not own still serves requests, so ownership must not take it out of the Service. Down
+ * only when the replica no longer competes for the lock (it was released, or its attempts hang),
+ * since such a replica could never take over.
  */
 @Readiness
 @ApplicationScoped
@@ -25,11 +27,13 @@ public class OwnerHealthCheck implements HealthCheck {
     OwnerStatus status = lock.status();
     HealthCheckResponseBuilder response =
         HealthCheckResponse.named("owner lock")
-            .up()
+            .status(status.competing())
             .withData("mode", status.mode())
             .withData("identity", status.identity())
             .withData("owner", status.owner())
-            .withData("epoch", status.epoch());
+            .withData("epoch", status.epoch())
+            .withData("trust", status.trust().name().toLowerCase(java.util.Locale.ROOT))
+            .withData("competing", status.competing());
     if (status.since() != null) {
       response.withData("since", status.since().toString());
     }

@@ -2,7 +2,9 @@ package io.asyncjobs.lock;
 
 /**
  * The service lock: at most one replica holds it at a time, and only that replica processes jobs.
- * Each holding gets a fencing epoch larger than every earlier holding's.
+ * Each holding gets a fencing epoch larger than every earlier holding's, recorded in {@code
+ * job_owner_epochs} under the lock's {@link #name()}; claims carry it and succeed only while it is
+ * the newest.
  */
 public interface OwnerLock {
 
@@ -10,17 +12,38 @@ public interface OwnerLock {
   String RELEASED_CHANNEL = "jobs_owner_released";
 
   /**
-   * Whether this replica holds the lock and may claim and write jobs now. False as soon as the last
-   * confirmed renewal is older than the renew deadline, whatever the lock's implementation
-   * believes.
+   * How far this replica may act on the job queue now. Judged on this process's monotonic clock
+   * from the last confirmed renewal, whatever the lock's library believes.
    */
-  boolean isOwner();
+  Trust trust();
+
+  /**
+   * Whether this replica holds the lock and may claim now: {@link #trust()} is {@link Trust#CLAIM}.
+   */
+  default boolean isOwner() {
+    return trust() == Trust.CLAIM;
+  }
 
   /**
    * The fencing epoch of the current (or, once lost, the last) holding; stamped on every claimed
    * row and checked on every later write. Zero before the first holding.
    */
   long epoch();
+
+  /**
+   * Whether every earlier holder has certainly stopped working: only then may this owner put their
+   * running jobs back to pending. False while this replica does not hold the lock.
+   */
+  boolean earlierHoldersSettled();
+
+  /**
+   * A write under {@code epoch} found a newer epoch recorded: another replica took the lock. Ends
+   * the holding at once if {@code epoch} is the current one, instead of at the next renewal.
+   */
+  void superseded(long epoch);
+
+  /** The lock's name: the Lease's, the advisory lock's, and its row in {@code job_owner_epochs}. */
+  String name();
 
   /** This replica's name in logs, health output and the Lease. */
   String identity();

@@ -2,16 +2,15 @@ package io.asyncjobs.lock;
 
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.config.JobsConfig;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Disposes;
 import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.Produces;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -43,10 +42,13 @@ public class OwnerLockProducer {
     String identity = Identity.of(lock);
     AtomicReference<OwnerLock> self = new AtomicReference<>();
     LockMetrics metrics =
-        new LockMetrics(registry, () -> self.get() != null && self.get().isOwner());
+        new LockMetrics(
+            registry,
+            () -> self.get() != null && self.get().isOwner(),
+            () -> self.get() == null || self.get().status().competing());
     if (lock.mode() == JobsConfig.Lock.Mode.NONE) {
       LOG.infof("Owner lock: none; %s processes no jobs", identity);
-      NoOwnerLock none = new NoOwnerLock(identity);
+      NoOwnerLock none = new NoOwnerLock(lock.name(), identity);
       self.set(none);
       return none;
     }
@@ -57,14 +59,15 @@ public class OwnerLockProducer {
               .orElseGet(() -> Optional.ofNullable(client.getNamespace()).orElse("default"));
       KubernetesOwnerLock lease =
           new KubernetesOwnerLock(
-              client,
+              electionClient(client, lock),
               namespace,
               lock.name(),
               identity,
               lock.leaseDuration(),
               lock.renewDeadline(),
               lock.retryPeriod(),
-              () -> nextEpoch(dataSource),
+              lock.takeoverMargin(),
+              holder -> Epochs.take(dataSource, lock.name(), holder),
               metrics);
       self.set(lease);
       lease.start();
@@ -80,6 +83,7 @@ public class OwnerLockProducer {
             identity,
             lock.renewDeadline(),
             lock.retryPeriod(),
+            lock.takeoverMargin(),
             metrics);
     self.set(postgres);
     postgres.start();
@@ -96,16 +100,21 @@ public class OwnerLockProducer {
     };
   }
 
-  /** A fencing epoch larger than every earlier one, from the database sequence. */
-  static long nextEpoch(AgroalDataSource dataSource) {
-    try (Connection c = dataSource.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT nextval('jobs_owner_epoch_seq')")) {
-      rs.next();
-      return rs.getLong(1);
-    } catch (SQLException e) {
-      throw new IllegalStateException("could not take a fencing epoch", e);
-    }
+  /**
+   * A client of the same API server for the election alone: each request gives up within a third of
+   * the renew deadline, and the client does not retry by itself (its backoff could carry one
+   * request across an outage longer than the deadline, or hold the election thread past it); the
+   * election retries every period instead.
+   */
+  static KubernetesClient electionClient(KubernetesClient client, JobsConfig.Lock lock) {
+    int timeoutMillis = (int) Math.max(500, lock.renewDeadline().toMillis() / 3);
+    Config config =
+        new ConfigBuilder(client.getConfiguration())
+            .withRequestTimeout(timeoutMillis)
+            .withConnectionTimeout(timeoutMillis)
+            .withRequestRetryBackoffLimit(0)
+            .build();
+    return new KubernetesClientBuilder().withConfig(config).build();
   }
 
   void release(@Disposes OwnerLock lock) {

@@ -11,17 +11,21 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Properties;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.jboss.logging.Logger;
 
 /**
  * The owner lock as a PostgreSQL session-level advisory lock, held on one dedicated connection that
  * never goes back to a pool. PostgreSQL drops the lock with the session, so a dead process or a
- * lost connection frees it at once; each holding takes its fencing epoch from {@code
- * jobs_owner_epoch_seq}. A single thread tries (non-owner) or confirms (owner) the lock every retry
- * period; an owner whose last confirmation is older than the renew deadline stops claiming on its
- * own.
+ * lost connection frees it at once; each holding takes its fencing epoch through {@link Epochs} on
+ * that same connection. A single thread tries (non-owner) or confirms (owner) the lock every retry
+ * period. When the session breaks, the owner claims nothing but keeps its running jobs until the
+ * deadline of its last confirmation and tries to take the lock back; taking it back gives a new
+ * epoch, under which the engine adopts the jobs it is still running. Should another replica hold it
+ * instead, the holding is lost at once.
  */
 public final class PostgresOwnerLock implements OwnerLock {
 
@@ -40,9 +44,13 @@ public final class PostgresOwnerLock implements OwnerLock {
 
   private final String url;
   private final Properties connectionProperties;
+  private final String name;
   private final long key;
   private final String identity;
   private final Duration retryPeriod;
+  private final Duration settle;
+  private final long stalledAfterNanos;
+  private final LongSupplier nanos;
   private final Holding holding;
   private final LockMetrics metrics;
   private final ScheduledExecutorService timer;
@@ -51,6 +59,7 @@ public final class PostgresOwnerLock implements OwnerLock {
   private Connection connection;
 
   private volatile boolean released;
+  private volatile long lastAttemptNanos;
 
   /**
    * A lock candidate; call {@link #start()} to begin competing.
@@ -62,6 +71,9 @@ public final class PostgresOwnerLock implements OwnerLock {
    * @param identity this replica's name
    * @param renewDeadline how long a confirmation is trusted
    * @param retryPeriod how often to try or confirm
+   * @param takeoverMargin added to the renew deadline before a new holder treats the jobs of an
+   *     earlier one as abandoned: the earlier holder may take that long to notice and interrupt
+   *     them
    * @param metrics where renewals and changes are counted
    */
   public PostgresOwnerLock(
@@ -72,7 +84,32 @@ public final class PostgresOwnerLock implements OwnerLock {
       String identity,
       Duration renewDeadline,
       Duration retryPeriod,
+      Duration takeoverMargin,
       LockMetrics metrics) {
+    this(
+        url,
+        user,
+        password,
+        name,
+        identity,
+        renewDeadline,
+        retryPeriod,
+        takeoverMargin,
+        metrics,
+        System::nanoTime);
+  }
+
+  PostgresOwnerLock(
+      String url,
+      String user,
+      String password,
+      String name,
+      String identity,
+      Duration renewDeadline,
+      Duration retryPeriod,
+      Duration takeoverMargin,
+      LockMetrics metrics,
+      LongSupplier nanos) {
     this.url = url;
     this.connectionProperties = new Properties();
     if (user != null) {
@@ -87,11 +124,21 @@ public final class PostgresOwnerLock implements OwnerLock {
     // A query that hangs longer than the deadline has lost the lock anyway.
     connectionProperties.setProperty(
         "socketTimeout", Long.toString(Math.max(1, renewDeadline.toSeconds())));
+    this.name = name;
     this.key = keyOf(name);
     this.identity = identity;
     this.retryPeriod = retryPeriod;
-    this.holding = new Holding(identity, renewDeadline, metrics);
+    // The session of an earlier holder may have ended a moment after its last confirmation, and
+    // that
+    // holder goes on working until that confirmation's deadline, then needs a moment to interrupt.
+    this.settle = renewDeadline.plus(takeoverMargin);
+    // An attempt may wait for a connection (5 s) and a query (the socket timeout) before failing.
+    this.stalledAfterNanos =
+        retryPeriod.multipliedBy(3).plus(renewDeadline).plusSeconds(5).toNanos();
+    this.nanos = nanos;
+    this.holding = new Holding(identity, renewDeadline, retryPeriod, nanos, metrics);
     this.metrics = metrics;
+    this.lastAttemptNanos = nanos.getAsLong();
     this.timer =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -112,18 +159,37 @@ public final class PostgresOwnerLock implements OwnerLock {
   @Override
   public void attemptSoon() {
     if (!released) {
-      timer.execute(this::attempt);
+      try {
+        timer.execute(this::attempt);
+      } catch (RejectedExecutionException e) {
+        // Shutting down.
+      }
     }
   }
 
   @Override
-  public boolean isOwner() {
-    return holding.trusted();
+  public Trust trust() {
+    return holding.trust();
   }
 
   @Override
   public long epoch() {
     return holding.epoch();
+  }
+
+  @Override
+  public boolean earlierHoldersSettled() {
+    return holding.earlierHoldersSettled();
+  }
+
+  @Override
+  public void superseded(long epoch) {
+    holding.superseded(epoch);
+  }
+
+  @Override
+  public String name() {
+    return name;
   }
 
   @Override
@@ -133,7 +199,12 @@ public final class PostgresOwnerLock implements OwnerLock {
 
   @Override
   public OwnerStatus status() {
-    return holding.status("postgres");
+    return holding.status("postgres", competing());
+  }
+
+  /** Whether attempts still happen: false once released, or when one has hung far too long. */
+  boolean competing() {
+    return !released && nanos.getAsLong() - lastAttemptNanos < stalledAfterNanos;
   }
 
   @Override
@@ -152,66 +223,89 @@ public final class PostgresOwnerLock implements OwnerLock {
         LOG.warnf("Could not release the owner lock cleanly (%s); closing its connection", e);
       }
     }
-    holding.end(null);
+    holding.lost(null);
     closeConnection();
   }
 
-  /** One try or confirmation; never throws. */
+  /** One try or confirmation; never throws, so the timer never stops. */
   synchronized void attempt() {
     if (released) {
       return;
     }
+    lastAttemptNanos = nanos.getAsLong();
     try {
       if (connection == null || connection.isClosed()) {
         connection = DriverManager.getConnection(url, connectionProperties);
       }
+      long sent = nanos.getAsLong();
       if (holding.held()) {
-        confirm();
+        confirm(sent);
       } else {
-        tryAcquire();
+        tryAcquire(sent);
       }
     } catch (SQLException e) {
       if (holding.held()) {
-        metrics.renewalFailed();
-        holding.end("its connection failed: " + e.getMessage());
+        holding.broken("its connection failed: " + e.getMessage());
       } else {
         LOG.debugf("Owner lock attempt failed: %s", e.getMessage());
       }
       closeConnection();
+    } catch (RuntimeException | Error e) {
+      metrics.error();
+      LOG.errorf(e, "Owner lock attempt failed unexpectedly; retrying in %s", retryPeriod);
+      closeConnection();
     }
   }
 
-  private void tryAcquire() throws SQLException {
+  private void tryAcquire(long sent) throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(LOCK_TRY_ACQUIRE)) {
       ps.setLong(1, key);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         if (!rs.getBoolean(1)) {
+          if (holding.trust() != Trust.NONE) {
+            holding.lost("another replica holds it now");
+          }
           return;
         }
       }
     }
-    try (PreparedStatement ps =
-            connection.prepareStatement("SELECT nextval('jobs_owner_epoch_seq')");
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      holding.begin(rs.getLong(1), "PostgreSQL advisory lock");
-    }
+    takeEpoch(sent, "PostgreSQL advisory lock");
   }
 
-  private void confirm() throws SQLException {
+  private void confirm(long sent) throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(LOCK_CONFIRM)) {
       ps.setLong(1, key);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        if (rs.getLong(1) == 1) {
-          holding.confirmed();
+        if (rs.getLong(1) != 1) {
+          holding.lost("the session no longer holds it");
           return;
         }
       }
     }
-    metrics.renewalFailed();
-    holding.end("the session no longer holds it");
+    if (holding.lapsed()) {
+      // Confirmed, but so late that the engine gave its jobs up: start a new holding.
+      takeEpoch(sent, "PostgreSQL advisory lock, confirmed after its deadline");
+    } else {
+      holding.confirmed(sent);
+    }
+  }
+
+  /**
+   * Takes a new epoch on the lock's own connection. Should that fail, closing the connection (the
+   * caller does) gives the lock up, and the next attempt starts over.
+   */
+  private void takeEpoch(long sent, String what) throws SQLException {
+    long epoch;
+    try {
+      epoch = Epochs.take(connection, name, identity);
+    } catch (SQLException e) {
+      metrics.error();
+      LOG.warnf("%s took the owner lock but could not take a fencing epoch: %s", identity, e);
+      throw e;
+    }
+    holding.begin(epoch, sent, what, settle);
   }
 
   private void closeConnection() {

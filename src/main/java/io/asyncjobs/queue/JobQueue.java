@@ -33,8 +33,18 @@ import java.util.regex.Pattern;
 @ApplicationScoped
 public class JobQueue {
 
-  /** The NOTIFY channel an enqueue wakes the owner on; the payload is the job kind. */
+  /**
+   * The NOTIFY channel an enqueue wakes the owner on; the payload is the job kind, followed by
+   * {@link #FROM_HEAD} when the job is older than the jobs the owner claims next.
+   */
   public static final String ENQUEUED_CHANNEL = "jobs_enqueued";
+
+  /**
+   * Marks a notification for a job that became pending again (an admin retry): its uid is older
+   * than what the owner claimed lately, so the owner's next claim starts from the head of the
+   * queue.
+   */
+  public static final String FROM_HEAD = ":head";
 
   /** Largest page {@link #listJobs} returns. */
   public static final int MAX_PAGE_SIZE = 500;
@@ -138,7 +148,9 @@ public class JobQueue {
           + " RETURNING kind)"
           + " SELECT kind, pg_notify('"
           + ENQUEUED_CHANNEL
-          + "', kind) FROM retried";
+          + "', kind || '"
+          + FROM_HEAD
+          + "') FROM retried";
 
   /** JobGetOne: one job by its uid. */
   private static final String JOB_GET_ONE =
@@ -404,7 +416,7 @@ public class JobQueue {
       throw new IllegalStateException("could not retry job " + uid, e);
     }
     metrics.retried(kind);
-    enqueued.fire(new JobsEnqueued(kind));
+    enqueued.fire(new JobsEnqueued(kind, true));
     return true;
   }
 

@@ -162,6 +162,7 @@ class ManifestTest {
             .withConfig(client.getConfiguration())
             .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("record", recorder))
             .build()) {
+      AtomicLong epochs = new AtomicLong();
       KubernetesOwnerLock lock =
           new KubernetesOwnerLock(
               recording,
@@ -171,7 +172,8 @@ class ManifestTest {
               Duration.ofSeconds(3),
               Duration.ofSeconds(2),
               Duration.ofMillis(200),
-              new AtomicLong()::incrementAndGet,
+              Duration.ofSeconds(1),
+              holder -> epochs.incrementAndGet(),
               LockMetrics.none());
       lock.start();
       try {

@@ -146,7 +146,8 @@ class KubernetesOwnerLockTest {
             LEASE,
             RENEW_DEADLINE,
             RETRY,
-            () -> OwnerLockProducer.nextEpoch(dataSource),
+            Duration.ofSeconds(1),
+            holder -> Epochs.take(dataSource, name, holder),
             LockMetrics.none());
     candidates.add(lock);
     lock.start();

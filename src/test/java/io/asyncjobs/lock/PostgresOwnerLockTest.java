@@ -89,6 +89,7 @@ class PostgresOwnerLockTest {
                 "a",
                 Duration.ofSeconds(1),
                 Duration.ofHours(1),
+                Duration.ofSeconds(1),
                 LockMetrics.none()));
     a.start();
     assertThat(a.isOwner()).isTrue();
@@ -108,6 +109,7 @@ class PostgresOwnerLockTest {
                 identity,
                 Duration.ofSeconds(10),
                 retryPeriod,
+                Duration.ofSeconds(1),
                 LockMetrics.none()));
     lock.start();
     return lock;

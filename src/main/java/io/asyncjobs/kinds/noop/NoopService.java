@@ -1,6 +1,7 @@
 package io.asyncjobs.kinds.noop;
 
 import io.agroal.api.AgroalDataSource;
+import io.asyncjobs.engine.DatabaseErrors;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.Artifacts;
 import io.asyncjobs.queue.Job;
@@ -14,18 +15,24 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A diagnostic kind that does no real work: it returns at once, after {@code sleep_ms}, or fails
  * when the payload sets {@code fail}; {@code progress_steps} spreads the sleep over that many
  * progress reports; {@code artifact_bytes} leaves a file of that size to download; with {@code
- * record: true} it records each execution in {@code noop_executions}, so tests can see a job's work
- * take effect twice. Benchmarks drive the engine with it and operators can smoke-test a deployment
- * (enqueue, progress, download) with it. Off unless {@code jobs.services.noop.enabled=true}.
+ * record: true} it records each execution in {@code noop_executions} (start, end, replica, and
+ * whether its effect landed), so tests can see a job's work take effect twice or two executions
+ * overlap. Benchmarks drive the engine with it and operators can smoke-test a deployment (enqueue,
+ * progress, download) with it. Off unless {@code jobs.services.noop.enabled=true}.
  */
 @ApplicationScoped
 public class NoopService extends JobService {
@@ -69,6 +76,24 @@ public class NoopService extends JobService {
 
   @Override
   protected Map<String, Object> process(Job job) throws Exception {
+    if (!Boolean.TRUE.equals(job.payload.get("record"))) {
+      return work(job);
+    }
+    long execution = recordStart(job);
+    Map<String, Object> result;
+    try {
+      result = work(job);
+    } catch (Exception | Error e) {
+      recordEnd(execution, false);
+      throw e;
+    }
+    if (!recordEnd(execution, true)) {
+      throw new IllegalStateException("the job is no longer running under epoch " + currentEpoch());
+    }
+    return result;
+  }
+
+  private Map<String, Object> work(Job job) throws Exception {
     long sleepMs = sleepMs(job.payload);
     long steps = whole(job.payload, "progress_steps", MAX_PROGRESS_STEPS);
     if (steps > 0) {
@@ -83,9 +108,6 @@ public class NoopService extends JobService {
     if (fail != null && !Boolean.FALSE.equals(fail)) {
       throw new IllegalStateException(
           fail instanceof String message ? message : "failed because the payload asked to");
-    }
-    if (Boolean.TRUE.equals(job.payload.get("record"))) {
-      record(job);
     }
     Map<String, Object> result = new HashMap<>();
     result.put("slept_ms", sleepMs);
@@ -117,23 +139,67 @@ public class NoopService extends JobService {
     return artifacts.relative(Artifacts.publish(partial, target));
   }
 
-  /**
-   * Records this execution, but only while the job is still running under the epoch it was claimed
-   * with: like any effect, it must not land once a newer owner holds the job.
-   */
-  private void record(Job job) throws SQLException {
+  /** Records that an execution of {@code job} starts now; returns its id. */
+  private long recordStart(Job job) throws SQLException {
     if (dataSource == null) {
       throw new IllegalStateException("this noop service cannot record executions");
     }
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps =
             c.prepareStatement(
-                "INSERT INTO noop_executions (uid, epoch)"
-                    + " SELECT uid, epoch FROM jobs"
-                    + " WHERE uid = ? AND status = 'running' AND epoch = ?")) {
+                "INSERT INTO noop_executions (uid, epoch, started_at, replica)"
+                    + " VALUES (?, ?, ?, ?) RETURNING id")) {
       ps.setObject(1, job.uid);
-      ps.setLong(2, job.epoch);
-      ps.executeUpdate();
+      ps.setLong(2, currentEpoch());
+      ps.setObject(3, OffsetDateTime.now(ZoneOffset.UTC));
+      ps.setString(4, ownerLock().identity());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  /**
+   * Records the end of an execution and, when it worked, its effect, which lands only while the job
+   * is still running under the epoch its row carries: like any effect, it must not land once
+   * another owner holds the job. The end is what shows two executions overlapping, so a write that
+   * fails because the database went away is tried again for a few seconds.
+   *
+   * @return whether the effect landed (false when not asked for)
+   */
+  private boolean recordEnd(long execution, boolean effect) throws SQLException {
+    OffsetDateTime end = OffsetDateTime.now(ZoneOffset.UTC);
+    long epoch = currentEpoch();
+    boolean interrupted = Thread.interrupted();
+    try {
+      for (int attempt = 1; ; attempt++) {
+        try (Connection c = dataSource.getConnection();
+            PreparedStatement ps =
+                c.prepareStatement(
+                    "UPDATE noop_executions e SET ended_at = ?,"
+                        + " executed_at = CASE WHEN ? AND EXISTS (SELECT 1 FROM jobs j"
+                        + "   WHERE j.uid = e.uid AND j.status = 'running' AND j.epoch = ?)"
+                        + " THEN clock_timestamp() END"
+                        + " WHERE id = ? RETURNING executed_at IS NOT NULL")) {
+          ps.setObject(1, end);
+          ps.setBoolean(2, effect);
+          ps.setLong(3, epoch);
+          ps.setLong(4, execution);
+          try (ResultSet rs = ps.executeQuery()) {
+            return rs.next() && rs.getBoolean(1);
+          }
+        } catch (SQLException e) {
+          if (attempt >= 30 || !DatabaseErrors.isConnectionLost(e)) {
+            throw e;
+          }
+          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 

@@ -56,7 +56,11 @@ class NoopServiceTest {
     db.update("UPDATE jobs SET epoch = epoch + 1 WHERE uid = ?", fenced);
     assertThat(noop.awaitTasks(Duration.ofSeconds(5))).isTrue();
 
-    assertThat(db.query("SELECT uid, epoch FROM noop_executions"))
+    assertThat(db.query("SELECT uid FROM noop_executions WHERE ended_at >= started_at"))
+        .as("both executions are recorded with their start and end")
+        .hasSize(2);
+    assertThat(db.query("SELECT uid, epoch FROM noop_executions WHERE executed_at IS NOT NULL"))
+        .as("only the one whose epoch still held the job took effect")
         .singleElement()
         .satisfies(
             row -> {
