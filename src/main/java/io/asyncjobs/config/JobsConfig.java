@@ -247,6 +247,14 @@ public interface JobsConfig {
     Duration takeoverMargin();
 
     /**
+     * Shifts the wall-clock times this replica writes into the Lease (acquire and renew times). The
+     * election never reads them back, so a replica whose clock is off changes nothing; the fault
+     * tests set it to show that. Leave it at zero.
+     */
+    @WithDefault("0s")
+    Duration wallClockOffset();
+
+    /**
      * On shutdown, how long running jobs may finish before they are put back to pending and the
      * lock is released. Keep it below the pod's termination grace period.
      */

@@ -337,9 +337,16 @@ public abstract class JobService extends BaseService {
     }
   }
 
-  /** Stops claiming new jobs (shutdown has begun); running ones go on. */
+  /**
+   * Stops claiming new jobs (shutdown has begun); running ones go on. Returns once a run that was
+   * claiming when the drain began has started its tasks, so that whoever waits for the running
+   * tasks next sees them too (a job claimed a moment later would otherwise be interrupted and run
+   * again by the next owner).
+   */
   void beginDrain() {
     draining = true;
+    runLock.lock();
+    runLock.unlock();
   }
 
   /** Claims again after {@link #beginDrain()}; for tests that hand over without stopping. */

@@ -35,6 +35,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -56,6 +57,17 @@ public class ServiceManager {
   private final Set<String> failing = ConcurrentHashMap.newKeySet();
   private final Set<String> stuck = ConcurrentHashMap.newKeySet();
   private final Map<String, Runner> runners = new ConcurrentHashMap<>();
+
+  /** How often the trust watch looks at the lock; part of the takeover margin's arithmetic. */
+  static final long TRUST_WATCH_MILLIS = 200;
+
+  private final ScheduledExecutorService trustWatch =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "jobs-trust-watch");
+            t.setDaemon(true);
+            return t;
+          });
   private final JobsConfig config;
   private final OwnerLock ownerLock;
   private final AgroalDataSource dataSource;
@@ -89,6 +101,18 @@ public class ServiceManager {
     for (BaseService service : beans) {
       register(service);
     }
+    // Finer than the scheduler's one-second resolution, and independent of the tick.
+    trustWatch.scheduleWithFixedDelay(
+        () -> {
+          try {
+            watchTrust();
+          } catch (RuntimeException e) {
+            LOG.debugf(e, "The trust watch failed once");
+          }
+        },
+        TRUST_WATCH_MILLIS,
+        TRUST_WATCH_MILLIS,
+        TimeUnit.MILLISECONDS);
   }
 
   /**
@@ -113,6 +137,7 @@ public class ServiceManager {
         service.stop();
       }
       runners.values().forEach(Runner::stop);
+      trustWatch.shutdownNow();
     }
   }
 
@@ -311,10 +336,6 @@ public class ServiceManager {
    * the renew deadline, or another replica holds it), running jobs are interrupted, without waiting
    * for the next tick and without the database. The next tick writes what became of them.
    */
-  @Scheduled(
-      identity = "jobs-trust-watch",
-      every = "0.2s",
-      concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
   void watchTrust() {
     if (ownerLock.trust() != Trust.NONE) {
       return;

@@ -11,6 +11,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Disposes;
 import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.Produces;
+import java.time.Clock;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -68,7 +69,9 @@ public class OwnerLockProducer {
               lock.retryPeriod(),
               lock.takeoverMargin(),
               holder -> Epochs.take(dataSource, lock.name(), holder),
-              metrics);
+              metrics,
+              Clock.offset(Clock.systemUTC(), lock.wallClockOffset()),
+              System::nanoTime);
       self.set(lease);
       lease.start();
       LOG.infof("Owner lock: Lease %s/%s, identity %s", namespace, lock.name(), identity);

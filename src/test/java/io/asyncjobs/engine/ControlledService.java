@@ -19,8 +19,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A job kind the tests steer: a job whose payload has {@code block: true} waits in {@code process}
- * until the test releases it; {@code fail} makes it throw; {@code result} is returned as is. It
- * records the order jobs started in, the most that ran at once, interrupts and cleanups.
+ * until the test releases it; {@code fail} makes it throw; {@code fail_sqlstate} makes it throw an
+ * SQL error with that state; {@code result} is returned as is, {@code result_with_nul} returns a
+ * result PostgreSQL cannot store. It records the order jobs started in, the most that ran at once,
+ * interrupts and cleanups.
  */
 @Singleton // no client proxy: the tests read its fields directly
 public class ControlledService extends JobService {
@@ -78,6 +80,12 @@ public class ControlledService extends JobService {
       }
       if (job.payload.get("fail") instanceof String message) {
         throw new IllegalStateException(message);
+      }
+      if (job.payload.get("fail_sqlstate") instanceof String state) {
+        throw new java.sql.SQLException("the database said " + state, state);
+      }
+      if (Boolean.TRUE.equals(job.payload.get("result_with_nul"))) {
+        return Map.of("text", "a\u0000b");
       }
       @SuppressWarnings("unchecked")
       Map<String, Object> result = (Map<String, Object>) job.payload.get("result");

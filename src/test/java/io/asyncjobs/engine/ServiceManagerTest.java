@@ -7,7 +7,10 @@ import io.asyncjobs.kinds.noop.NoopService;
 import io.asyncjobs.queue.Job;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -90,6 +93,71 @@ class ServiceManagerTest {
     manager.tick();
 
     assertThat(runs.get()).isEqualTo(2);
+  }
+
+  @Test
+  void shouldGoOnTickingTheOthersWhileOneServiceHangsOrThrowsAnError() throws Exception {
+    AtomicInteger runs = new AtomicInteger();
+    CountDownLatch hanging = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    manager.register(
+        new BaseService() {
+          @Override
+          public String name() {
+            return "broken";
+          }
+
+          @Override
+          public RunResult runOnce() {
+            throw new StackOverflowError("an Error, not an exception");
+          }
+        });
+    manager.register(
+        new BaseService() {
+          @Override
+          public String name() {
+            return "handmade";
+          }
+
+          @Override
+          public RunResult runOnce() {
+            hanging.countDown();
+            try {
+              release.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            return () -> true;
+          }
+        });
+    manager.register(
+        new BaseService() {
+          @Override
+          public String name() {
+            return "counting";
+          }
+
+          @Override
+          public RunResult runOnce() {
+            runs.incrementAndGet();
+            return () -> true;
+          }
+        });
+
+    try {
+      long start = System.nanoTime();
+      manager.tick();
+      assertThat(hanging.await(5, TimeUnit.SECONDS)).isTrue();
+      manager.tick();
+      manager.tick();
+
+      assertThat(runs.get()).as("every tick ran the healthy service").isEqualTo(3);
+      assertThat(Duration.ofNanos(System.nanoTime() - start))
+          .as("three ticks, each waiting at most one tick interval for the hanging run")
+          .isLessThan(Duration.ofSeconds(5));
+    } finally {
+      release.countDown();
+    }
   }
 
   /** A hand-made kind that never gets jobs. */

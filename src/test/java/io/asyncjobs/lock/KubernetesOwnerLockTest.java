@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agroal.api.AgroalDataSource;
+import io.asyncjobs.testing.TcpProxy;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -16,11 +18,13 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import jakarta.inject.Inject;
 import java.net.URI;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -136,21 +140,158 @@ class KubernetesOwnerLockTest {
     flaky.close();
   }
 
+  @Test
+  void shouldNotTakeOverWhileTheHolderRenewsEvenWithItsClockFarAhead() throws Exception {
+    KubernetesOwnerLock a = candidate("a", client);
+    awaitTrue(a::isOwner, Duration.ofSeconds(5));
+    // Thirty seconds ahead: by its wall clock every renewal of a's is ten lease durations old,
+    // which is all an elector that compares renew times with its own clock needs to take over.
+    KubernetesOwnerLock b =
+        candidate("b", client, Clock.offset(Clock.systemUTC(), Duration.ofSeconds(30)));
+
+    long deadline = System.nanoTime() + LEASE.multipliedBy(3).toNanos();
+    while (System.nanoTime() < deadline) {
+      assertThat(b.isOwner()).as("b must not take a Lease that a renews").isFalse();
+      assertThat(a.isOwner()).isTrue();
+      Thread.sleep(50);
+    }
+    long stoppedAt = System.nanoTime();
+    a.abandon();
+
+    awaitTrue(b::isOwner, LEASE.plusSeconds(3));
+    assertThat(Duration.ofNanos(System.nanoTime() - stoppedAt))
+        .as("b waited for the Lease to run out on its own clock")
+        .isGreaterThanOrEqualTo(LEASE.minus(RETRY));
+  }
+
+  @Test
+  void shouldKeepCompetingAfterTheApiServerWasAwayForLongerThanTheRenewDeadline() throws Exception {
+    try (TcpProxy proxy = new TcpProxy(apiPort());
+        KubernetesClient through = throughProxy(proxy)) {
+      KubernetesOwnerLock a = candidate("a", through);
+      awaitTrue(a::isOwner, Duration.ofSeconds(5));
+      long first = a.epoch();
+
+      proxy.cut();
+      awaitTrue(() -> a.trust() == Trust.NONE, RENEW_DEADLINE.plusSeconds(2));
+      Thread.sleep(RENEW_DEADLINE.toMillis()); // well past the deadline, and past a lease
+      assertThat(a.status().competing()).isTrue();
+      proxy.restore();
+
+      awaitTrue(a::isOwner, LEASE.plusSeconds(3));
+      assertThat(a.epoch()).as("a new holding, a new epoch").isGreaterThan(first);
+    }
+  }
+
+  @Test
+  void shouldHandTheLeaseBackAndForthAsEachOwnerInTurnIsCutOff() throws Exception {
+    try (TcpProxy toA = new TcpProxy(apiPort());
+        TcpProxy toB = new TcpProxy(apiPort());
+        KubernetesClient aClient = throughProxy(toA);
+        KubernetesClient bClient = throughProxy(toB)) {
+      KubernetesOwnerLock a = candidate("a", aClient);
+      awaitTrue(a::isOwner, Duration.ofSeconds(5));
+      KubernetesOwnerLock b = candidate("b", bClient);
+
+      for (int round = 0; round < 2; round++) {
+        KubernetesOwnerLock owner = a.isOwner() ? a : b;
+        KubernetesOwnerLock other = owner == a ? b : a;
+        TcpProxy ownersLink = owner == a ? toA : toB;
+        ownersLink.cut();
+
+        awaitTrue(other::isOwner, LEASE.plus(RENEW_DEADLINE).plusSeconds(3));
+        assertThat(owner.trust())
+            .as("round %d: the cut-off owner stopped before the other took over", round)
+            .isEqualTo(Trust.NONE);
+        ownersLink.restore();
+        Thread.sleep(RETRY.multipliedBy(3).toMillis());
+        assertThat(owner.isOwner()).as("round %d: it sees it lost", round).isFalse();
+        assertThat(other.isOwner()).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void shouldRetryAnEpochItCouldNotTakeAndOwnOnceItCan() throws Exception {
+    AtomicInteger refusals = new AtomicInteger(3);
+    KubernetesOwnerLock a =
+        track(
+            new KubernetesOwnerLock(
+                client,
+                "default",
+                name,
+                "a",
+                LEASE,
+                RENEW_DEADLINE,
+                RETRY,
+                Duration.ofSeconds(1),
+                holder -> {
+                  if (refusals.getAndDecrement() > 0) {
+                    throw new IllegalStateException("the database is away");
+                  }
+                  return Epochs.take(dataSource, name, holder);
+                },
+                LockMetrics.none()));
+    a.start();
+
+    awaitTrue(a::isOwner, RETRY.multipliedBy(8));
+    assertThat(refusals.get()).isNegative();
+    assertThat(client.leases().inNamespace("default").withName(name).get().getSpec())
+        .satisfies(spec -> assertThat(spec.getHolderIdentity()).isEqualTo("a"));
+  }
+
+  @Test
+  void shouldSayItNoLongerCompetesOnceReleased() {
+    KubernetesOwnerLock a = candidate("a", client);
+    awaitTrue(a::isOwner, Duration.ofSeconds(5));
+    assertThat(a.status().competing()).isTrue();
+    a.release();
+    assertThat(a.status().competing()).isFalse();
+  }
+
+  private int apiPort() {
+    return URI.create(client.getConfiguration().getMasterUrl()).getPort();
+  }
+
+  /** A client of the test server that goes through {@code proxy}, with the election's timeouts. */
+  private KubernetesClient throughProxy(TcpProxy proxy) {
+    return new KubernetesClientBuilder()
+        .withConfig(
+            new ConfigBuilder(client.getConfiguration())
+                .withMasterUrl("http://127.0.0.1:" + proxy.port())
+                .withRequestTimeout(700)
+                .withConnectionTimeout(700)
+                .withRequestRetryBackoffLimit(0)
+                .build())
+        .build();
+  }
+
   private KubernetesOwnerLock candidate(String identity, KubernetesClient using) {
+    return candidate(identity, using, Clock.systemUTC());
+  }
+
+  private KubernetesOwnerLock candidate(String identity, KubernetesClient using, Clock wall) {
     KubernetesOwnerLock lock =
-        new KubernetesOwnerLock(
-            using,
-            "default",
-            name,
-            identity,
-            LEASE,
-            RENEW_DEADLINE,
-            RETRY,
-            Duration.ofSeconds(1),
-            holder -> Epochs.take(dataSource, name, holder),
-            LockMetrics.none());
-    candidates.add(lock);
+        track(
+            new KubernetesOwnerLock(
+                using,
+                "default",
+                name,
+                identity,
+                LEASE,
+                RENEW_DEADLINE,
+                RETRY,
+                Duration.ofSeconds(1),
+                holder -> Epochs.take(dataSource, name, holder),
+                LockMetrics.none(),
+                wall,
+                System::nanoTime));
     lock.start();
+    return lock;
+  }
+
+  private KubernetesOwnerLock track(KubernetesOwnerLock lock) {
+    candidates.add(lock);
     return lock;
   }
 

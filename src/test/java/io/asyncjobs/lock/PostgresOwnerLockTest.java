@@ -77,6 +77,49 @@ class PostgresOwnerLockTest {
   }
 
   @Test
+  void shouldTakeItsLockBackAtANewEpochWhenItsSessionDiesAndNobodyElseTakesIt() {
+    PostgresOwnerLock a = candidate("a", Duration.ofMillis(200));
+    long firstEpoch = a.epoch();
+
+    assertThat(killSessionOf(name)).isEqualTo(1);
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (a.epoch() == firstEpoch && System.nanoTime() < deadline) {
+      assertThat(a.trust()).as("its running work may go on meanwhile").isNotEqualTo(Trust.NONE);
+    }
+
+    assertThat(a.epoch()).isGreaterThan(firstEpoch);
+    awaitTrue(a::isOwner, Duration.ofSeconds(2));
+  }
+
+  @Test
+  void shouldStopAtOnceWhenAnotherReplicaTakesTheLockAfterItsSessionDied() {
+    PostgresOwnerLock a = candidate("a", Duration.ofMillis(500));
+    PostgresOwnerLock b = candidate("b", Duration.ofMillis(50));
+
+    long killedAt = System.nanoTime();
+    assertThat(killSessionOf(name)).isEqualTo(1);
+
+    awaitTrue(b::isOwner, Duration.ofSeconds(3));
+    awaitTrue(() -> a.trust() == Trust.NONE, Duration.ofSeconds(3));
+    assertThat(Duration.ofNanos(System.nanoTime() - killedAt))
+        .as("well before its ten-second deadline")
+        .isLessThan(Duration.ofSeconds(3));
+    assertThat(b.earlierHoldersSettled())
+        .as("b leaves a's running jobs alone for a's trust window")
+        .isFalse();
+  }
+
+  /** Terminates the session holding the advisory lock of {@code lockName}; returns how many. */
+  private int killSessionOf(String lockName) {
+    return db.query(
+            "SELECT pg_terminate_backend(pid) AS t FROM pg_locks WHERE locktype = 'advisory'"
+                + " AND granted AND objsubid = 1"
+                + " AND ((classid::bigint << 32) | objid::bigint) = ?",
+            PostgresOwnerLock.keyOf(lockName))
+        .size();
+  }
+
+  @Test
   void shouldStopTrustingALeaseWhoseRenewalIsOverdue() {
     // Renewals every hour against a one-second deadline: the owner must fence itself.
     PostgresOwnerLock a =

@@ -121,6 +121,35 @@ public final class ServiceProcess implements AutoCloseable {
     }
   }
 
+  /**
+   * The readiness check's HTTP status (200 up, 503 down), or 0 when the replica does not answer.
+   */
+  public int readinessStatus() {
+    try {
+      return HTTP.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/q/health/ready"))
+                  .timeout(Duration.ofSeconds(2))
+                  .build(),
+              HttpResponse.BodyHandlers.discarding())
+          .statusCode();
+    } catch (IOException e) {
+      return 0;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return 0;
+    }
+  }
+
+  /** The readiness check's body when it answers 200, else null. */
+  public String readinessBody() {
+    return ready();
+  }
+
+  /** Whether the process still runs. */
+  public boolean isAlive() {
+    return process.isAlive();
+  }
+
   private String ready() {
     try {
       HttpResponse<String> response =

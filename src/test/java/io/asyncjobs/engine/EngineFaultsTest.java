@@ -1,0 +1,350 @@
+package io.asyncjobs.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.asyncjobs.lock.Epochs;
+import io.asyncjobs.lock.OwnerLock;
+import io.asyncjobs.lock.Trust;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.settings.SettingsOverride;
+import io.asyncjobs.settings.SettingsStore;
+import io.asyncjobs.testing.Database;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+/**
+ * The engine when the database or the lock misbehave: writes that fail, outcomes the database
+ * refuses, a confirmation that is late, a lock that is lost or superseded, a lock session that is
+ * killed and taken back. Faults are real (a trigger that fails the write, a terminated session, an
+ * epoch taken behind the owner's back); the lock's trust is steered only where waiting for real
+ * would take seconds.
+ */
+@QuarkusTest
+class EngineFaultsTest {
+
+  @Inject ControlledService service;
+  @Inject ServiceManager manager;
+  @Inject JobQueue queue;
+  @Inject SettingsStore settings;
+  @Inject OwnerLock realLock;
+  @Inject Database db;
+
+  private SteerableLock lock;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    service.reset();
+    db.clearJobs();
+    db.update("DELETE FROM service_settings");
+    db.update("DROP TRIGGER IF EXISTS fail_outcomes ON jobs");
+    awaitTrue(realLock::isOwner, Duration.ofSeconds(10));
+    lock = new SteerableLock(realLock);
+    service.attachLock(lock);
+    service.runOnce();
+    service.reset();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    db.update("DROP TRIGGER IF EXISTS fail_outcomes ON jobs");
+    lock.trust = null;
+    lock.settled = null;
+    service.reset();
+    service.runOnce();
+    service.attachLock(realLock);
+    db.update("DELETE FROM service_settings");
+    awaitTrue(realLock::isOwner, Duration.ofSeconds(10));
+  }
+
+  @Test
+  void shouldKeepAnOutcomeWhoseWriteFailedAndWriteItOnTheNextRun() throws Exception {
+    UUID uid = enqueue(Map.of("block", true, "result", Map.of("ok", true)));
+    service.runOnce();
+    service.nextStarted();
+    // The database refuses the write as if the connection went away.
+    db.update(
+        "CREATE OR REPLACE FUNCTION fail_outcome() RETURNS trigger LANGUAGE plpgsql AS $$"
+            + " BEGIN RAISE EXCEPTION 'connection lost' USING ERRCODE = '08006'; END $$");
+    db.update(
+        "CREATE TRIGGER fail_outcomes BEFORE UPDATE ON jobs FOR EACH ROW"
+            + " WHEN (NEW.status = 'done') EXECUTE FUNCTION fail_outcome()");
+    service.release(uid);
+    service.awaitReturned(uid);
+
+    TickResult failedWrite = service.runOnce();
+
+    assertThat(failedWrite.done()).isZero();
+    assertThat(service.inFlightCount()).as("the outcome is kept").isEqualTo(1);
+    assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.RUNNING);
+    assertThat(failedWrite.requeued()).as("nothing rescues a job whose outcome waits").isZero();
+
+    db.update("DROP TRIGGER fail_outcomes ON jobs");
+    TickResult next = service.runOnce();
+
+    assertThat(next.done()).isEqualTo(1);
+    Job job = queue.getJob(uid).orElseThrow();
+    assertThat(job.status).isEqualTo(JobStatus.DONE);
+    assertThat(job.result).containsEntry("ok", true);
+    assertThat(job.retryCount).isZero();
+    assertThat(service.startOrder).as("it ran once").containsExactly(uid);
+  }
+
+  @Test
+  void shouldFailOnlyTheJobWhoseResultTheDatabaseRefuses() throws Exception {
+    settings.update("controlled", new SettingsOverride(null, 2, null, null));
+    // jsonb has no NUL character: PostgreSQL refuses this result.
+    UUID refused = enqueue(Map.of("block", true, "result_with_nul", true));
+    UUID fine = enqueue(Map.of("block", true, "result", Map.of("ok", true)));
+    assertThat(service.runOnce().claimed()).isEqualTo(2);
+    service.nextStarted();
+    service.nextStarted();
+    service.release(refused);
+    service.release(fine);
+    service.awaitReturned(refused);
+    service.awaitReturned(fine);
+
+    TickResult result = service.runOnce();
+
+    assertThat(result.done()).isEqualTo(1);
+    assertThat(result.failed()).isEqualTo(1);
+    assertThat(queue.getJob(fine).orElseThrow().status).isEqualTo(JobStatus.DONE);
+    Job failed = queue.getJob(refused).orElseThrow();
+    assertThat(failed.status).isEqualTo(JobStatus.FAILED);
+    assertThat(failed.error).startsWith("its result could not be stored");
+    assertThat(service.inFlightCount()).isZero();
+  }
+
+  @Test
+  void shouldPutAJobBackWhenItFailedBecauseTheDatabaseWentAway() throws Exception {
+    UUID uid = enqueue(Map.of("fail_sqlstate", "57P01"));
+    UUID ownFault = enqueue(Map.of("fail_sqlstate", "23505"));
+    settings.update("controlled", new SettingsOverride(null, 2, null, null));
+    service.runOnce();
+    service.awaitTasks(Duration.ofSeconds(5));
+
+    TickResult result = service.runOnce();
+
+    assertThat(result.retried()).isEqualTo(1);
+    Job back = queue.getJob(uid).orElseThrow();
+    assertThat(back.status).isIn(JobStatus.PENDING, JobStatus.RUNNING);
+    assertThat(back.retryCount).isEqualTo(1);
+    assertThat(queue.getJob(ownFault).orElseThrow().status)
+        .as("an error the job caused itself still fails it")
+        .isEqualTo(JobStatus.FAILED);
+  }
+
+  @Test
+  void shouldPauseClaimingButLetWorkFinishWhileAConfirmationIsLate() throws Exception {
+    settings.update("controlled", new SettingsOverride(null, 1, null, null));
+    UUID first = enqueue(Map.of("block", true, "result", Map.of("n", 1)));
+    UUID second = enqueue(Map.of());
+    service.runOnce();
+    service.nextStarted();
+
+    lock.trust = Trust.FINISH;
+    assertThat(service.supervise()).isNotNull();
+    assertThat(service.interrupted).isEmpty();
+    service.release(first);
+    service.awaitReturned(first);
+    TickResult late = (TickResult) service.supervise();
+
+    assertThat(late.done()).as("finished work is written").isEqualTo(1);
+    assertThat(late.claimed()).as("nothing new is claimed").isZero();
+    assertThat(queue.getJob(second).orElseThrow().status).isEqualTo(JobStatus.PENDING);
+
+    lock.trust = null;
+    assertThat(service.runOnce().claimed()).isEqualTo(1);
+  }
+
+  @Test
+  void shouldInterruptOnlyOnceTrustIsGoneAndThenPutTheJobBackWithoutARetry() throws Exception {
+    UUID uid = enqueue(Map.of("block", true));
+    service.runOnce();
+    service.nextStarted();
+
+    lock.trust = Trust.FINISH;
+    service.supervise();
+    assertThat(service.interrupted).isEmpty();
+
+    lock.trust = Trust.NONE;
+    service.supervise();
+    service.awaitReturned(uid);
+    assertThat(service.interrupted).containsExactly(uid);
+    service.supervise();
+
+    Job back = queue.getJob(uid).orElseThrow();
+    assertThat(back.status).isEqualTo(JobStatus.PENDING);
+    assertThat(back.retryCount).isZero();
+    assertThat(service.inFlightCount()).isZero();
+  }
+
+  @Test
+  void shouldWriteWhatFinishedBeforeTrustWasLost() throws Exception {
+    UUID uid = enqueue(Map.of("block", true, "result", Map.of("ok", true)));
+    service.runOnce();
+    service.nextStarted();
+    service.release(uid);
+    service.awaitReturned(uid);
+
+    lock.trust = Trust.NONE;
+    service.supervise();
+
+    assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.DONE);
+    assertThat(service.inFlightCount()).isZero();
+  }
+
+  @Test
+  void shouldNotRecoverAnEarlierOwnersRunningJobUntilItsTrustWindowHasPassed() {
+    UUID uid = enqueue(Map.of());
+    db.update(
+        "UPDATE jobs SET status = 'running', started_at = now(), epoch = ? WHERE uid = ?",
+        realLock.epoch() - 1,
+        uid);
+
+    lock.settled = false;
+    assertThat(service.runOnce().requeued()).isZero();
+    assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.RUNNING);
+
+    lock.settled = true;
+    assertThat(service.runOnce().requeued()).isEqualTo(1);
+  }
+
+  @Test
+  void shouldStartNothingOnceANewerEpochWasTakenAndKnowItLostTheLock() throws Exception {
+    enqueue(Map.of());
+    long mine = realLock.epoch();
+    long intruder;
+    try (Connection c = db.dataSource().getConnection()) {
+      intruder = Epochs.take(c, realLock.name(), "intruder");
+    }
+    assertThat(intruder).isGreaterThan(mine);
+
+    TickResult result = service.runOnce();
+
+    assertThat(result.claimed()).isZero();
+    assertThat(realLock.trust()).as("the claim told the lock").isEqualTo(Trust.NONE);
+    // The advisory lock is still this replica's, so it takes a newer epoch at its next attempt.
+    awaitTrue(() -> realLock.isOwner() && realLock.epoch() > intruder, Duration.ofSeconds(10));
+    assertThat(service.runOnce().claimed()).isEqualTo(1);
+  }
+
+  @Test
+  void shouldKeepTheJobsItRunsWhenItTakesItsLockBackAfterItsSessionWasKilled() throws Exception {
+    UUID uid = enqueue(Map.of("block", true, "result", Map.of("ok", true)));
+    service.runOnce();
+    service.nextStarted();
+    long before = realLock.epoch();
+
+    int killed =
+        db.query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    + " WHERE application_name = 'async-jobs owner lock'")
+            .size();
+    assertThat(killed).isEqualTo(1);
+    awaitTrue(() -> realLock.isOwner() && realLock.epoch() > before, Duration.ofSeconds(10));
+
+    TickResult adopted = service.runOnce();
+    assertThat(adopted.adopted()).isEqualTo(1);
+    assertThat(service.interrupted).isEmpty();
+    service.release(uid);
+    service.awaitReturned(uid);
+    TickResult done = service.runOnce();
+
+    assertThat(done.done()).isEqualTo(1);
+    Job job = queue.getJob(uid).orElseThrow();
+    assertThat(job.status).isEqualTo(JobStatus.DONE);
+    assertThat(job.epoch).isEqualTo(realLock.epoch());
+    assertThat(job.retryCount).isZero();
+    assertThat(service.startOrder).as("it ran once").containsExactly(uid);
+  }
+
+  @Test
+  void shouldFailACancelledJobAtHandoverInsteadOfRunningItAgain() throws Exception {
+    UUID uid = enqueue(Map.of("block", true));
+    service.runOnce();
+    service.nextStarted();
+    queue.cancelJob(uid);
+
+    try {
+      manager.handOver(Duration.ofMillis(200));
+
+      Job job = queue.getJob(uid).orElseThrow();
+      assertThat(job.status).isEqualTo(JobStatus.FAILED);
+      assertThat(job.error).isEqualTo("cancelled on request");
+    } finally {
+      manager.all().stream()
+          .filter(JobService.class::isInstance)
+          .forEach(s -> ((JobService) s).endDrain());
+    }
+  }
+
+  @Test
+  void shouldClaimAnAdminRetriedJobBeforeTheBacklogThatCameAfterIt() throws Exception {
+    settings.update("controlled", new SettingsOverride(null, 1, null, null));
+    UUID retried = enqueue(Map.of("fail", "once"));
+    service.runOnce();
+    assertThat(service.nextStarted()).isEqualTo(retried);
+    service.awaitTasks(Duration.ofSeconds(5));
+    service.runOnce();
+    List<UUID> backlog =
+        List.of(
+            enqueue(Map.of("block", true)),
+            enqueue(Map.of("block", true)),
+            enqueue(Map.of("block", true)));
+    service.wakeOnce(); // claims the first of the backlog, moving the wake-up cursor past it
+    assertThat(service.nextStarted()).isEqualTo(backlog.get(0));
+
+    assertThat(queue.retryJob(retried)).isTrue();
+    manager.wakeFor("controlled" + JobQueue.FROM_HEAD);
+    service.release(backlog.get(0));
+    service.awaitReturned(backlog.get(0));
+    service.wakeOnce();
+
+    assertThat(service.nextStarted()).as("the retried job goes first").isEqualTo(retried);
+  }
+
+  @Test
+  void shouldAskForTheHeadOfTheQueueWhenAJobIsRetried() throws Exception {
+    UUID uid = enqueue(Map.of("fail", "once"));
+    service.runOnce();
+    service.awaitTasks(Duration.ofSeconds(5));
+    service.runOnce();
+    try (Connection c = db.dataSource().getConnection();
+        Statement s = c.createStatement()) {
+      s.execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
+      assertThat(queue.retryJob(uid)).isTrue();
+      PGNotification[] notes = c.unwrap(PGConnection.class).getNotifications(5_000);
+      assertThat(notes).extracting(PGNotification::getParameter).contains("controlled:head");
+      s.execute("UNLISTEN *");
+    }
+  }
+
+  private UUID enqueue(Map<String, Object> payload) {
+    return queue.enqueue("controlled", payload, null, null, null);
+  }
+
+  private static void awaitTrue(BooleanSupplier condition, Duration timeout)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("condition not met within " + timeout);
+      }
+      Thread.sleep(20);
+    }
+  }
+}
