@@ -77,6 +77,7 @@ public class EnqueueListener {
   private void listenLoop() {
     long backoff = 100;
     boolean first = true;
+    boolean warned = false;
     while (!stopping) {
       try (Connection connection = DriverManager.getConnection(url, user, password)) {
         try (Statement s = connection.createStatement()) {
@@ -87,6 +88,7 @@ public class EnqueueListener {
           LOG.info("Enqueue listener reconnected; waking every service");
           manager.wakeAll();
         }
+        warned = false;
         first = false;
         backoff = 100;
         PGConnection pg = connection.unwrap(PGConnection.class);
@@ -106,7 +108,14 @@ public class EnqueueListener {
         if (stopping) {
           return;
         }
-        LOG.warnf("Enqueue listener lost its connection (%s); retrying in %d ms", e, backoff);
+        if (!warned) {
+          warned = true;
+          LOG.warnf(
+              "Enqueue listener lost its connection (%s); retrying every %d ms at most",
+              e, MAX_BACKOFF_MILLIS);
+        } else {
+          LOG.debugf("Enqueue listener could not reconnect (%s); retrying in %d ms", e, backoff);
+        }
         try {
           Thread.sleep(backoff);
         } catch (InterruptedException ie) {

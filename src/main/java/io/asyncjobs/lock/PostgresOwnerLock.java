@@ -244,15 +244,31 @@ public final class PostgresOwnerLock implements OwnerLock {
         tryAcquire(sent);
       }
     } catch (SQLException e) {
-      if (holding.held()) {
+      boolean wasHeld = holding.held();
+      if (wasHeld) {
         holding.broken("its connection failed: " + e.getMessage());
       } else {
         LOG.debugf("Owner lock attempt failed: %s", e.getMessage());
       }
       closeConnection();
+      if (wasHeld) {
+        // Try to take it back at once, before another replica's next attempt does: a blip of the
+        // session then costs nothing (the jobs are adopted under the new epoch).
+        retakeAfterBreak();
+      }
     } catch (RuntimeException | Error e) {
       metrics.error();
       LOG.errorf(e, "Owner lock attempt failed unexpectedly; retrying in %s", retryPeriod);
+      closeConnection();
+    }
+  }
+
+  private void retakeAfterBreak() {
+    try {
+      connection = DriverManager.getConnection(url, connectionProperties);
+      tryAcquire(nanos.getAsLong());
+    } catch (SQLException e) {
+      LOG.debugf("Could not take the owner lock back at once: %s", e.getMessage());
       closeConnection();
     }
   }

@@ -194,6 +194,10 @@ final class FaultCluster implements AutoCloseable {
       effects = Effects.count(c, faults, died);
     }
     String line = effects.line(scenario, recovery);
+    if (effects.overlapping() + effects.unknownEnds() > 0) {
+      System.out.println(
+          "fault suite: overlapping or unfinished executions:\n" + executionsOfInterest());
+    }
     System.out.println("fault suite: " + line);
     Files.createDirectories(REPORT.getParent());
     if (!Files.exists(REPORT)) {
@@ -205,6 +209,33 @@ final class FaultCluster implements AutoCloseable {
     }
     Files.writeString(REPORT, line + "\n", java.nio.file.StandardOpenOption.APPEND);
     return effects;
+  }
+
+  /** Every execution of the jobs that overlapped or never recorded an end, one line each. */
+  String executionsOfInterest() throws SQLException {
+    StringBuilder out = new StringBuilder();
+    try (Connection c = connect();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT e.uid, e.id, e.replica, e.epoch, e.started_at, e.ended_at, e.executed_at,"
+                    + " j.status, j.epoch AS job_epoch, j.retry_count FROM noop_executions e"
+                    + " JOIN jobs j ON j.uid = e.uid WHERE e.uid IN (SELECT a.uid FROM"
+                    + " noop_executions a JOIN noop_executions b ON a.uid = b.uid AND a.id < b.id"
+                    + " WHERE a.started_at < COALESCE(b.ended_at, 'infinity')"
+                    + " AND b.started_at < COALESCE(a.ended_at, 'infinity')"
+                    + " UNION SELECT uid FROM noop_executions WHERE ended_at IS NULL)"
+                    + " ORDER BY e.uid, e.started_at")) {
+      int columns = rs.getMetaData().getColumnCount();
+      while (rs.next()) {
+        for (int i = 1; i <= columns; i++) {
+          out.append(i > 1 ? " " : "").append(rs.getMetaData().getColumnLabel(i)).append('=');
+          out.append(rs.getString(i));
+        }
+        out.append('\n');
+      }
+    }
+    return out.toString();
   }
 
   long count(String sql) {

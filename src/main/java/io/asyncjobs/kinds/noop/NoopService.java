@@ -22,6 +22,7 @@ import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -79,7 +80,19 @@ public class NoopService extends JobService {
     if (!Boolean.TRUE.equals(job.payload.get("record"))) {
       return work(job);
     }
-    long execution = recordStart(job);
+    UUID execution = UUID.randomUUID();
+    try {
+      recordStart(job, execution);
+    } catch (SQLException e) {
+      // The start may have been written even though its answer was lost: end it, so that it does
+      // not look like an execution still under way.
+      try {
+        recordEnd(execution, false);
+      } catch (SQLException again) {
+        e.addSuppressed(again);
+      }
+      throw e;
+    }
     Map<String, Object> result;
     try {
       result = work(job);
@@ -139,24 +152,22 @@ public class NoopService extends JobService {
     return artifacts.relative(Artifacts.publish(partial, target));
   }
 
-  /** Records that an execution of {@code job} starts now; returns its id. */
-  private long recordStart(Job job) throws SQLException {
+  /** Records that the execution {@code execution} of {@code job} starts now. */
+  private void recordStart(Job job, UUID execution) throws SQLException {
     if (dataSource == null) {
       throw new IllegalStateException("this noop service cannot record executions");
     }
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps =
             c.prepareStatement(
-                "INSERT INTO noop_executions (uid, epoch, started_at, replica)"
-                    + " VALUES (?, ?, ?, ?) RETURNING id")) {
-      ps.setObject(1, job.uid);
-      ps.setLong(2, currentEpoch());
-      ps.setObject(3, OffsetDateTime.now(ZoneOffset.UTC));
-      ps.setString(4, ownerLock().identity());
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
+                "INSERT INTO noop_executions (id, uid, epoch, started_at, replica)"
+                    + " VALUES (?, ?, ?, ?, ?)")) {
+      ps.setObject(1, execution);
+      ps.setObject(2, job.uid);
+      ps.setLong(3, currentEpoch());
+      ps.setObject(4, OffsetDateTime.now(ZoneOffset.UTC));
+      ps.setString(5, ownerLock().identity());
+      ps.executeUpdate();
     }
   }
 
@@ -164,16 +175,18 @@ public class NoopService extends JobService {
    * Records the end of an execution and, when it worked, its effect, which lands only while the job
    * is still running under the epoch its row carries: like any effect, it must not land once
    * another owner holds the job. The end is what shows two executions overlapping, so a write that
-   * fails because the database went away is tried again for a few seconds.
+   * fails because the database went away is tried again, for up to two minutes (an outage of the
+   * database in a fault test), whatever interrupts the thread meanwhile.
    *
    * @return whether the effect landed (false when not asked for)
    */
-  private boolean recordEnd(long execution, boolean effect) throws SQLException {
+  private boolean recordEnd(UUID execution, boolean effect) throws SQLException {
     OffsetDateTime end = OffsetDateTime.now(ZoneOffset.UTC);
     long epoch = currentEpoch();
     boolean interrupted = Thread.interrupted();
+    long giveUpAt = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
     try {
-      for (int attempt = 1; ; attempt++) {
+      while (true) {
         try (Connection c = dataSource.getConnection();
             PreparedStatement ps =
                 c.prepareStatement(
@@ -185,12 +198,20 @@ public class NoopService extends JobService {
           ps.setObject(1, end);
           ps.setBoolean(2, effect);
           ps.setLong(3, epoch);
-          ps.setLong(4, execution);
+          ps.setObject(4, execution);
           try (ResultSet rs = ps.executeQuery()) {
             return rs.next() && rs.getBoolean(1);
           }
         } catch (SQLException e) {
-          if (attempt >= 30 || !DatabaseErrors.isConnectionLost(e)) {
+          // The engine may interrupt this thread meanwhile (it gave the job up); the pool then
+          // refuses the wait for a connection, which is no reason to lose the record.
+          boolean interruptedNow = Thread.interrupted();
+          interrupted |= interruptedNow;
+          boolean retryable =
+              DatabaseErrors.isConnectionLost(e)
+                  || interruptedNow
+                  || String.valueOf(e.getMessage()).contains("nterrupted");
+          if (System.nanoTime() > giveUpAt || !retryable) {
             throw e;
           }
           LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
