@@ -38,9 +38,9 @@ public class Artifacts {
   }
 
   /**
-   * A new temporary name for {@code target}, next to it and ending in {@link #PARTIAL_SUFFIX}:
-   * {@code <name>.<random>.partial}. Every call gives another name, so call it once per attempt and
-   * keep the result.
+   * A new temporary name for the file or folder {@code target}, next to it and ending in {@link
+   * #PARTIAL_SUFFIX}: {@code <name>.<random>.partial}. Every call gives another name, so call it
+   * once per attempt, keep the result, and delete it if the attempt fails.
    */
   public static Path partial(Path target) {
     return target.resolveSibling(target.getFileName() + "." + UUID.randomUUID() + PARTIAL_SUFFIX);
