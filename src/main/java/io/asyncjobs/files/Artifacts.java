@@ -11,7 +11,9 @@ import java.util.UUID;
 /**
  * Where jobs write what they make: {@code artifacts/<kind>/<uid>/} under the data directory. A file
  * is written under a temporary name and renamed when complete, so a crash never leaves a half file
- * that a download could serve.
+ * that a download could serve. Each attempt gets its own temporary name: an old owner still writing
+ * while a retry runs elsewhere never shares, truncates or removes the retry's file, nor the other
+ * way round, and whichever renames last leaves a complete file.
  */
 @ApplicationScoped
 public class Artifacts {
@@ -35,9 +37,13 @@ public class Artifacts {
     return data.root().resolve("artifacts").resolve(kind).resolve(uid.toString());
   }
 
-  /** The temporary name {@code target} is written under. */
+  /**
+   * A new temporary name for the file or folder {@code target}, next to it and ending in {@link
+   * #PARTIAL_SUFFIX}: {@code <name>.<random>.partial}. Every call gives another name, so call it
+   * once per attempt, keep the result, and delete it if the attempt fails.
+   */
   public static Path partial(Path target) {
-    return target.resolveSibling(target.getFileName() + PARTIAL_SUFFIX);
+    return target.resolveSibling(target.getFileName() + "." + UUID.randomUUID() + PARTIAL_SUFFIX);
   }
 
   /** Renames the complete {@code partial} file to {@code target} in one step. */

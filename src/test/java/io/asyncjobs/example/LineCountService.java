@@ -56,9 +56,14 @@ public class LineCountService extends JobService {
       reportProgress((double) lines.size() / paths.size(), (long) lines.size());
     }
     Path report = artifacts.folder(kind(), job.uid).resolve("report.txt");
+    // A name of this attempt's own, so a second attempt of the job never writes into it.
     Path partial = Artifacts.partial(report);
-    Files.write(partial, lines, StandardCharsets.UTF_8);
-    Artifacts.publish(partial, report);
+    try {
+      Files.write(partial, lines, StandardCharsets.UTF_8);
+      Artifacts.publish(partial, report);
+    } finally {
+      Files.deleteIfExists(partial); // gone once published; else this attempt's half file
+    }
     return Map.of(
         RESULT_FILE,
         artifacts.relative(report),

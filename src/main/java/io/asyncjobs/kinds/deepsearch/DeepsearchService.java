@@ -57,11 +57,13 @@ import org.apache.lucene.store.NIOFSDirectory;
  * The {@code deepsearch} kind: ranked full-text search over the {@code .txt}, {@code .md} and
  * {@code .html}/{@code .htm} files under one folder of the caller's tree.
  *
- * <p>Each job builds a throw-away Lucene index in its artifact folder, ranks the documents with
- * BM25 (the title field weighs twice the body), highlights up to three snippets per hit, writes
- * {@code results.json} under a temporary name and renames it into place, and deletes the index. The
- * walk follows links only while they stay inside the caller's folder; any other link is skipped and
- * counted. {@link #cleanup} removes the artifact folder.
+ * <p>Each attempt builds a throw-away Lucene index in a folder of its own in the job's artifact
+ * folder, ranks the documents with BM25 (the title field weighs twice the body), highlights up to
+ * three snippets per hit, writes {@code results.json} under a temporary name of its own and renames
+ * it into place, and deletes its index and temporary file whether it succeeds or fails, so two
+ * attempts of one job running at once never touch each other's files. The walk follows links only
+ * while they stay inside the caller's folder; any other link is skipped and counted. {@link
+ * #cleanup} removes the artifact folder.
  */
 @ApplicationScoped
 public class DeepsearchService extends JobService {
@@ -103,10 +105,25 @@ public class DeepsearchService extends JobService {
   private final Artifacts artifacts;
   private final ObjectMapper json;
 
+  /** Something that runs while an attempt is half done; a test's seam. */
+  interface HalfDone {
+    void reached() throws InterruptedException;
+  }
+
+  private volatile HalfDone onIndexed = () -> {};
+
   DeepsearchService(FileScopes scopes, Artifacts artifacts, ObjectMapper json) {
     this.scopes = scopes;
     this.artifacts = artifacts;
     this.json = json;
+  }
+
+  /**
+   * Sets what runs once an attempt has built its index, right before it searches it: a test's way
+   * to run another attempt meanwhile.
+   */
+  void whenIndexed(HalfDone hook) {
+    this.onIndexed = hook == null ? () -> {} : hook;
   }
 
   @Override
@@ -174,8 +191,10 @@ public class DeepsearchService extends JobService {
   private Map<String, Object> search(
       Job job, FileScope scope, Path root, String queryText, int limit) throws Exception {
     Path folder = artifacts.folder(KIND, job.uid);
-    Path indexDir = folder.resolve("index" + Artifacts.PARTIAL_SUFFIX);
-    Trees.delete(indexDir); // left by an earlier attempt that crashed
+    // This attempt's own index: another attempt of the job (an old owner still searching, say) may
+    // be using its own in the same folder, and must find it as it left it. So an index a crashed
+    // attempt left stays until the job expires: it cannot be told from a live one.
+    Path indexDir = Artifacts.partial(folder.resolve("index"));
     try (Analyzer analyzer = analyzer()) {
       Query query = parse(queryText, analyzer);
       Walk walk = walk(scope, root);
@@ -186,6 +205,7 @@ public class DeepsearchService extends JobService {
       // searched once and deleted, so plain positional reads cost nothing that matters.
       try (Directory directory = new NIOFSDirectory(indexDir)) {
         Indexed indexed = index(scope, walk, directory, analyzer);
+        onIndexed.reached();
         outcome = rank(job, scope, query, limit, directory, analyzer, folder, indexed, walk);
       } finally {
         Trees.delete(indexDir);
@@ -382,10 +402,14 @@ public class DeepsearchService extends JobService {
     results.put("hits", hits);
     Path target = folder.resolve(RESULTS);
     Path partial = Artifacts.partial(target);
-    try (OutputStream out = Files.newOutputStream(partial)) {
-      json.writerWithDefaultPrettyPrinter().writeValue(out, results);
+    try {
+      try (OutputStream out = Files.newOutputStream(partial)) {
+        json.writerWithDefaultPrettyPrinter().writeValue(out, results);
+      }
+      Artifacts.publish(partial, target);
+    } finally {
+      Files.deleteIfExists(partial); // gone once published; else this attempt's half file
     }
-    Artifacts.publish(partial, target);
 
     Map<String, Object> result = new LinkedHashMap<>();
     result.put(RESULT_FILE, artifacts.relative(target));

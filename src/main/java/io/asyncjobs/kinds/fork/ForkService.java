@@ -20,7 +20,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -38,12 +37,15 @@ import java.util.UUID;
 /**
  * The {@code fork} kind: copies a folder of the caller's tree to a new folder in the same tree.
  *
- * <p>The copy is made under a temporary name next to the target ({@code .fork-<uid>.partial}) and
- * renamed to the target in one step when complete, so the target either does not exist or holds the
- * whole copy. Files keep their modification times and permissions, folders too (set once their
- * contents are in place). A link inside the source is copied as a link when it leads somewhere
- * inside the caller's folder, from the copy as from the source; any other link is skipped and
- * counted. Sockets, pipes and devices are skipped and counted.
+ * <p>The copy is made in the service's own folder ({@code tmp/fork/<uid>/}, out of every caller's
+ * reach) and renamed to the target in one step when complete, so the target either does not exist
+ * or holds the whole copy. The folders above the target are created and the rename is made through
+ * directory handles that never follow a link ({@link TargetFolder}), so a folder swapped for a link
+ * meanwhile fails the fork instead of leading it out of the caller's folder. Files keep their
+ * modification times and permissions, folders too (set once their contents are in place). A link
+ * inside the source is copied as a link when it leads somewhere inside the caller's folder, from
+ * the copy as from the source; any other link is skipped and counted. Sockets, pipes and devices
+ * are skipped and counted.
  *
  * <p>The fork is durable: it is the caller's folder, not an artifact. When the job expires, {@link
  * #cleanup} removes only a temporary folder that a failed or interrupted fork left behind; the
@@ -61,6 +63,21 @@ public class ForkService extends JobService {
   private final FileScopes scopes;
 
   private final DataDirectory data;
+
+  /** The two moments a fork acts on the folders above its target, right after checking them. */
+  enum Step {
+    /** Right before the folders above the target are created. */
+    CREATE_PARENTS,
+    /** Right before the complete copy is renamed to the target. */
+    RENAME
+  }
+
+  /** Something that runs at each {@link Step}: a test's way to change the tree at that moment. */
+  interface StepWatcher {
+    void before(Step step) throws IOException;
+  }
+
+  private volatile StepWatcher watcher = step -> {};
 
   ForkService(FileScopes scopes, DataDirectory data) {
     this.scopes = scopes;
@@ -144,7 +161,12 @@ public class ForkService extends JobService {
     return new Plan(src, tgt);
   }
 
-  /** Where a job copies before the rename: a hidden sibling of the target named after the job. */
+  /** Sets what runs at each {@link Step}; a test's seam, a no-op otherwise. */
+  void watchSteps(StepWatcher watcher) {
+    this.watcher = watcher == null ? step -> {} : watcher;
+  }
+
+  /** Where a job copies before the rename: the service's own folder, named after the job. */
   Path temporary(UUID uid) {
     return data.root().resolve("tmp").resolve(KIND).resolve(uid.toString());
   }
@@ -177,22 +199,32 @@ public class ForkService extends JobService {
     try {
       // The source may itself be a link (inside the scope): copy what it leads to.
       from = Files.isSymbolicLink(src) ? src.toRealPath() : src;
-      // Checked again right before the folders are made: a part may have become a link.
-      scope.resolve(target);
-      Path parent = Files.createDirectories(tgt.getParent());
-      if (!scope.contains(parent)) {
-        throw new PathRefusedException("\"" + target + "\" leads outside your folder");
-      }
       removeTree(temp); // left by an earlier attempt that crashed
       Files.createDirectories(temp.getParent());
+      // The folders above the target are made before the copy, so a fork that cannot be placed
+      // fails early; checked again first: a part may have become a link since the plan.
+      TargetFolder.Location parent = TargetFolder.locate(scope, tgt, target);
+      watcher.before(Step.CREATE_PARENTS);
+      TargetFolder.open(parent, temp, target).close();
       try {
         measure(from, copy);
         copyTree(scope, from, temp, copy);
         dropLinksLeadingOut(scope, temp, tgt, copy);
-        if (!scope.contains(tgt.getParent())) {
-          throw new PathRefusedException("\"" + target + "\" leads outside your folder");
+        parent = TargetFolder.locate(scope, tgt, target);
+        watcher.before(Step.RENAME);
+        // Placed through handles of the folders above the target: a folder that became a link
+        // since it was located refuses the fork instead of leading it elsewhere.
+        try (TargetFolder folder = TargetFolder.open(parent, temp, target)) {
+          folder.place(tgt.getFileName());
+          if (copy.rootModified != null) {
+            // Renaming can touch the folder's own time on some file systems; set it once more.
+            try {
+              folder.setModified(tgt.getFileName(), copy.rootModified);
+            } catch (IOException e) {
+              // The fork is complete; a time that could not be set again does not undo it.
+            }
+          }
         }
-        publish(temp, tgt, target);
       } catch (Throwable e) {
         try {
           removeTree(temp);
@@ -204,15 +236,6 @@ public class ForkService extends JobService {
     } catch (FileSystemException e) {
       // Its message holds absolute paths; the caller sees its own names instead.
       throw new IOException(describe(e, from, source, temp, target), e);
-    }
-    if (copy.rootModified != null) {
-      // Renaming can touch the folder's own time on some file systems; set it once more.
-      try {
-        Files.getFileAttributeView(tgt, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-            .setTimes(copy.rootModified, null, null);
-      } catch (IOException e) {
-        // The fork is complete; a time that could not be set again does not undo it.
-      }
     }
     reportProgress(1.0, copy.files);
 
@@ -228,30 +251,6 @@ public class ForkService extends JobService {
     result.put("bytes_in", copy.bytes);
     result.put("bytes_out", copy.bytes);
     return result;
-  }
-
-  /**
-   * Renames the complete copy to the target in one step. A target that exists by now, even an empty
-   * folder (which a plain rename would silently replace), fails the fork and stays as it is; the
-   * copy is left for the caller to remove.
-   *
-   * @param target the target as the caller named it, for the error
-   * @throws TargetExistsException when the target exists
-   */
-  static void publish(Path temp, Path tgt, String target) throws IOException {
-    if (Files.exists(tgt, LinkOption.NOFOLLOW_LINKS)) {
-      throw new TargetExistsException(target);
-    }
-    try {
-      Files.move(temp, tgt, StandardCopyOption.ATOMIC_MOVE);
-    } catch (FileSystemException e) {
-      if (Files.exists(tgt, LinkOption.NOFOLLOW_LINKS)) {
-        // Something took the name between the check and the rename: the rename refuses a file
-        // or a folder with contents (ENOTDIR, ENOTEMPTY).
-        throw new TargetExistsException(target);
-      }
-      throw e;
-    }
   }
 
   /** Counts the files and bytes to copy, for the progress fraction. */
@@ -458,6 +457,7 @@ public class ForkService extends JobService {
     // The copy is built in the service's own folder, out of every caller's reach; a finished
     // fork renamed it away, so only a failed or crashed fork leaves it.
     removeTree(temporary(job.uid));
+    removeTree(TargetFolder.scratchOf(temporary(job.uid)));
   }
 
   /**

@@ -135,7 +135,8 @@ public class NoopService extends JobService {
 
   /**
    * Writes {@code size} bytes of a repeating text line under {@code artifacts/noop/<uid>/}, to a
-   * temporary name first, and returns the file's path relative to the data directory.
+   * temporary name first (removed if the attempt fails), and returns the file's path relative to
+   * the data directory.
    */
   private String writeArtifact(Job job, long size) throws IOException {
     if (artifacts == null) {
@@ -144,12 +145,16 @@ public class NoopService extends JobService {
     Path target = artifacts.folder(kind(), job.uid).resolve("noop.txt");
     Path partial = Artifacts.partial(target);
     byte[] line = ("noop job " + job.uid + "\n").getBytes(StandardCharsets.US_ASCII);
-    try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(partial), 1 << 16)) {
-      for (long left = size; left > 0; left -= line.length) {
-        out.write(line, 0, (int) Math.min(line.length, left));
+    try {
+      try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(partial), 1 << 16)) {
+        for (long left = size; left > 0; left -= line.length) {
+          out.write(line, 0, (int) Math.min(line.length, left));
+        }
       }
+      return artifacts.relative(Artifacts.publish(partial, target));
+    } finally {
+      Files.deleteIfExists(partial); // gone once published; else this attempt's half file
     }
-    return artifacts.relative(Artifacts.publish(partial, target));
   }
 
   /** Records that the execution {@code execution} of {@code job} starts now. */

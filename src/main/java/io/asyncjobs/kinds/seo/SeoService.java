@@ -161,15 +161,19 @@ public class SeoService extends JobService {
     Map<String, Object> report = SeoReports.json(siteName, urls, reports, files, sitemap, now);
     Path target = artifacts.folder(KIND, job.uid).resolve(ARTIFACT);
     Path partial = Artifacts.partial(target);
-    try (OutputStream file = new BufferedOutputStream(Files.newOutputStream(partial), 1 << 16);
-        ZipOutputStream zip = new ZipOutputStream(file)) {
-      entry(zip, "report.json", json.writerWithDefaultPrettyPrinter().writeValueAsBytes(report));
-      entry(zip, "report.csv", SeoReports.csv(reports));
-      for (Map.Entry<String, byte[]> e : sitemapFiles.entrySet()) {
-        entry(zip, e.getKey(), e.getValue());
+    try {
+      try (OutputStream file = new BufferedOutputStream(Files.newOutputStream(partial), 1 << 16);
+          ZipOutputStream zip = new ZipOutputStream(file)) {
+        entry(zip, "report.json", json.writerWithDefaultPrettyPrinter().writeValueAsBytes(report));
+        entry(zip, "report.csv", SeoReports.csv(reports));
+        for (Map.Entry<String, byte[]> e : sitemapFiles.entrySet()) {
+          entry(zip, e.getKey(), e.getValue());
+        }
       }
+      Artifacts.publish(partial, target);
+    } finally {
+      Files.deleteIfExists(partial); // gone once published; else this attempt's half file
     }
-    Artifacts.publish(partial, target);
     reportProgress(1.0, (long) reports.size());
 
     Map<String, Object> result = new LinkedHashMap<>();

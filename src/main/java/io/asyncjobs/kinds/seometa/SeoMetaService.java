@@ -107,51 +107,55 @@ public class SeoMetaService extends JobService {
     int titlesChanged = 0;
     int descriptionsChanged = 0;
     int done = 0;
-    try (OutputStream file = new BufferedOutputStream(Files.newOutputStream(partial), 1 << 16);
-        ZipOutputStream zip = copies ? new ZipOutputStream(file) : null) {
-      for (SiteFiles.Page page : pages) {
-        if (Thread.currentThread().isInterrupted()) {
-          throw new InterruptedIOException("interrupted while reading " + page.path());
+    try {
+      try (OutputStream file = new BufferedOutputStream(Files.newOutputStream(partial), 1 << 16);
+          ZipOutputStream zip = copies ? new ZipOutputStream(file) : null) {
+        for (SiteFiles.Page page : pages) {
+          if (Thread.currentThread().isInterrupted()) {
+            throw new InterruptedIOException("interrupted while reading " + page.path());
+          }
+          byte[] bytes = files.read(page);
+          done++;
+          if (bytes == null) {
+            continue; // led out of the scope or vanished since the listing
+          }
+          bytesIn += bytes.length;
+          Document doc = Jsoup.parse(new ByteArrayInputStream(bytes), null, "");
+          MetaDeriver.Proposal proposal = MetaDeriver.derive(doc, page.path());
+          if (proposal.title() != null && !proposal.title().equals(proposal.currentTitle())) {
+            titlesChanged++;
+          }
+          if (proposal.description() != null
+              && !proposal.description().equals(proposal.currentDescription())) {
+            descriptionsChanged++;
+          }
+          String copy = null;
+          if (zip != null) {
+            MetaDeriver.patch(doc, proposal);
+            doc.outputSettings().prettyPrint(false);
+            copy = COPIES_FOLDER + page.path();
+            zip.putNextEntry(new ZipEntry(copy));
+            zip.write(doc.outerHtml().getBytes(doc.charset()));
+            zip.closeEntry();
+          }
+          entries.add(entry(page.path(), proposal, copy));
+          reportProgress(0.95 * done / pages.size(), (long) entries.size());
         }
-        byte[] bytes = files.read(page);
-        done++;
-        if (bytes == null) {
-          continue; // led out of the scope or vanished since the listing
-        }
-        bytesIn += bytes.length;
-        Document doc = Jsoup.parse(new ByteArrayInputStream(bytes), null, "");
-        MetaDeriver.Proposal proposal = MetaDeriver.derive(doc, page.path());
-        if (proposal.title() != null && !proposal.title().equals(proposal.currentTitle())) {
-          titlesChanged++;
-        }
-        if (proposal.description() != null
-            && !proposal.description().equals(proposal.currentDescription())) {
-          descriptionsChanged++;
-        }
-        String copy = null;
+        byte[] meta =
+            json.writerWithDefaultPrettyPrinter()
+                .writeValueAsBytes(metaJson(job, files, entries, copies));
         if (zip != null) {
-          MetaDeriver.patch(doc, proposal);
-          doc.outputSettings().prettyPrint(false);
-          copy = COPIES_FOLDER + page.path();
-          zip.putNextEntry(new ZipEntry(copy));
-          zip.write(doc.outerHtml().getBytes(doc.charset()));
+          zip.putNextEntry(new ZipEntry(META_JSON));
+          zip.write(meta);
           zip.closeEntry();
+        } else {
+          file.write(meta);
         }
-        entries.add(entry(page.path(), proposal, copy));
-        reportProgress(0.95 * done / pages.size(), (long) entries.size());
       }
-      byte[] meta =
-          json.writerWithDefaultPrettyPrinter()
-              .writeValueAsBytes(metaJson(job, files, entries, copies));
-      if (zip != null) {
-        zip.putNextEntry(new ZipEntry(META_JSON));
-        zip.write(meta);
-        zip.closeEntry();
-      } else {
-        file.write(meta);
-      }
+      Artifacts.publish(partial, target);
+    } finally {
+      Files.deleteIfExists(partial); // gone once published; else this attempt's half file
     }
-    Artifacts.publish(partial, target);
     reportProgress(1.0, (long) entries.size());
 
     Map<String, Object> result = new LinkedHashMap<>();

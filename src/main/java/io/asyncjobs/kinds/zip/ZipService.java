@@ -60,9 +60,24 @@ public class ZipService extends JobService {
   private final FileScopes scopes;
   private final Artifacts artifacts;
 
+  /** Something that runs while an attempt is half done; a test's seam. */
+  interface HalfWritten {
+    void reached() throws InterruptedException;
+  }
+
+  private volatile HalfWritten halfWritten = () -> {};
+
   ZipService(FileScopes scopes, Artifacts artifacts) {
     this.scopes = scopes;
     this.artifacts = artifacts;
+  }
+
+  /**
+   * Sets what runs once an attempt has written its stored entries and its workers have deflated the
+   * others, right before it assembles the archive: a test's way to run another attempt meanwhile.
+   */
+  void whenHalfWritten(HalfWritten hook) {
+    this.halfWritten = hook == null ? () -> {} : hook;
   }
 
   @Override
@@ -92,20 +107,21 @@ public class ZipService extends JobService {
 
     Path folder = artifacts.folder(KIND, job.uid);
     Path target = folder.resolve(ARCHIVE);
+    // This attempt's own files: another attempt of the job (an old owner still writing, say) may
+    // be writing its own in the same folder, and must find them as it left them.
     Path partial = Artifacts.partial(target);
+    List<Path> spills = new java.util.concurrent.CopyOnWriteArrayList<>();
     AtomicLong bytesRead = new AtomicLong();
     int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
     ExecutorService workers = Executors.newFixedThreadPool(threads, r -> daemon(r, job));
     try {
-      write(plan, partial, folder, level, workers, bytesRead);
+      write(plan, partial, folder, spills, level, workers, bytesRead);
       Artifacts.publish(partial, target);
     } finally {
       workers.shutdownNow();
       Files.deleteIfExists(partial);
-      try (var leftovers = Files.newDirectoryStream(folder, "scatter-*.tmp")) {
-        for (Path leftover : leftovers) {
-          Files.deleteIfExists(leftover);
-        }
+      for (Path spill : spills) {
+        Files.deleteIfExists(spill);
       }
     }
     reportProgress(1.0, (long) plan.files.size());
@@ -129,6 +145,7 @@ public class ZipService extends JobService {
       Plan plan,
       Path partial,
       Path folder,
+      List<Path> spills,
       int level,
       ExecutorService workers,
       AtomicLong bytesRead)
@@ -143,9 +160,10 @@ public class ZipService extends JobService {
           new ParallelScatterZipCreator(
               workers,
               () -> {
+                Path spill = Files.createTempFile(folder, "scatter-", ".tmp");
+                spills.add(spill);
                 FileBasedScatterGatherBackingStore store =
-                    new FileBasedScatterGatherBackingStore(
-                        Files.createTempFile(folder, "scatter-", ".tmp"));
+                    new FileBasedScatterGatherBackingStore(spill);
                 stores.add(store);
                 return store;
               },
@@ -208,6 +226,7 @@ public class ZipService extends JobService {
     while (!workers.awaitTermination(200, TimeUnit.MILLISECONDS)) {
       reportProgress(plan.progress(bytesRead.get()), null);
     }
+    halfWritten.reached();
     creator.writeTo(out);
     out.finish();
   }

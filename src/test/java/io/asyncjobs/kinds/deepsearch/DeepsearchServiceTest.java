@@ -15,6 +15,7 @@ import io.asyncjobs.storage.DataDirectory;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.TestClock;
 import io.asyncjobs.testing.Tokens;
+import io.quarkus.arc.ClientProxy;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
@@ -28,6 +29,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -59,6 +66,7 @@ class DeepsearchServiceTest {
 
   @AfterEach
   void settle() throws Exception {
+    ClientProxy.unwrap(service).whenIndexed(null);
     clock.reset();
     runUntilIdle(service, db);
     Trees.delete(outside);
@@ -322,6 +330,76 @@ class DeepsearchServiceTest {
     try (Stream<Path> left = Files.list(file.getParent())) {
       assertThat(left.map(p -> p.getFileName().toString())).containsExactly("results.json");
     }
+  }
+
+  static List<String> names(Path folder) throws Exception {
+    try (Stream<Path> entries = Files.list(folder)) {
+      return entries.map(p -> p.getFileName().toString()).sorted().toList();
+    }
+  }
+
+  @Test
+  void shouldLetTwoAttemptsOfOneJobSearchAtOnceAndBothLeaveValidResults() throws Exception {
+    write("docs/a.md", "# Barn owls\n\nThe barn owl hunts at dusk.");
+    write("docs/b.txt", "An owl nests in the old barn.");
+    write("docs/c.txt", "Nothing to see here.");
+    UUID uid = enqueue(Map.of("root", "docs", "query", "owl"));
+    Job pending = job(uid);
+    Path folder = data.root().resolve("artifacts/deepsearch/" + uid);
+    // The first attempt (an old owner that lost the job but is still working) stops once it has
+    // built its index, before it searches it.
+    CountDownLatch halfWay = new CountDownLatch(1);
+    CountDownLatch goOn = new CountDownLatch(1);
+    AtomicBoolean first = new AtomicBoolean(true);
+    DeepsearchService unwrapped = ClientProxy.unwrap(service);
+    unwrapped.whenIndexed(
+        () -> {
+          if (first.getAndSet(false)) {
+            halfWay.countDown();
+            goOn.await(30, TimeUnit.SECONDS);
+          }
+        });
+    CompletableFuture<Map<String, Object>> oldOwner =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return unwrapped.process(pending);
+              } catch (Exception e) {
+                throw new CompletionException(e);
+              }
+            });
+    try {
+      assertThat(halfWay.await(30, TimeUnit.SECONDS)).isTrue();
+      List<String> firstIndex = names(folder);
+      assertThat(firstIndex).singleElement().asString().endsWith(".partial");
+      Path firstIndexDir = folder.resolve(firstIndex.get(0));
+      List<String> firstIndexFiles = names(firstIndexDir);
+      assertThat(firstIndexFiles).isNotEmpty();
+
+      // Meanwhile the retry runs through to the end, while the first attempt's index is there.
+      runUntilIdle(service, db);
+      assertThat(paths(results(uid))).containsExactlyInAnyOrder("docs/a.md", "docs/b.txt");
+      assertThat(firstIndexDir).as("the first attempt's index").isDirectory();
+      assertThat(names(firstIndexDir)).isEqualTo(firstIndexFiles);
+    } finally {
+      goOn.countDown();
+    }
+
+    // Then the old owner finishes: it neither failed nor spoiled what is served.
+    Throwable oldOwnerFailure = null;
+    try {
+      oldOwner.get(30, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      oldOwnerFailure = e.getCause();
+    }
+    String link = given().auth().oauth2(token).get("/api/jobs/" + uid).path("download_url");
+    JsonNode served =
+        json.readTree(given().get(link).then().statusCode(200).extract().asByteArray());
+    assertThat(paths(served)).containsExactlyInAnyOrder("docs/a.md", "docs/b.txt");
+    assertThat(served.get("total_hits").asLong()).isEqualTo(2);
+    assertThat(oldOwnerFailure).as("the first attempt's failure").isNull();
+    // Each attempt removed its own index and nothing else is left.
+    assertThat(names(folder)).containsExactly("results.json");
   }
 
   @Test

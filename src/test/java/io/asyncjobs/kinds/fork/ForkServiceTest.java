@@ -12,6 +12,7 @@ import io.asyncjobs.storage.DataDirectory;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.TestClock;
 import io.asyncjobs.testing.Tokens;
+import io.quarkus.arc.ClientProxy;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
@@ -58,6 +59,7 @@ class ForkServiceTest {
 
   @AfterEach
   void settle() throws Exception {
+    ClientProxy.unwrap(service).watchSteps(null);
     clock.reset();
     runUntilIdle(service, db);
     Trees.delete(outside);
@@ -92,6 +94,32 @@ class ForkServiceTest {
     Job job = job(uid);
     assertThat(job.status).as("job %s: %s", uid, job.error).isEqualTo(JobStatus.DONE);
     return job;
+  }
+
+  /** Runs {@code change} once, when the next fork reaches {@code step}. */
+  void atStep(ForkService.Step step, ForkService.StepWatcher change) {
+    ClientProxy.unwrap(service)
+        .watchSteps(
+            reached -> {
+              if (reached == step) {
+                ClientProxy.unwrap(service).watchSteps(null);
+                change.before(reached);
+              }
+            });
+  }
+
+  /** Replaces the folder {@code name} by a link to the folder outside the caller's. */
+  ForkService.StepWatcher swapForLinkOut(String name) {
+    return step -> {
+      Files.move(base.resolve(name), base.resolve(name + "-moved"));
+      Files.createSymbolicLink(base.resolve(name), outside);
+    };
+  }
+
+  List<String> outsideNames() throws Exception {
+    try (Stream<Path> names = Files.walk(outside)) {
+      return names.map(p -> outside.relativize(p).toString()).filter(n -> !n.isEmpty()).toList();
+    }
   }
 
   static FileTime time(String instant) {
@@ -280,6 +308,42 @@ class ForkServiceTest {
     try (Stream<Path> inDst2 = Files.list(base.resolve("dst2"))) {
       assertThat(inDst2).isEmpty();
     }
+    assertThat(leftovers(base)).isEmpty();
+  }
+
+  @Test
+  void shouldNeverRenameTheCopyThroughAParentSwappedForALinkOnceTheCopyIsDone() throws Exception {
+    write("src/a.txt", "a");
+    write("drafts/mine.txt", "mine");
+    UUID uid = enqueue("src", "drafts/copy");
+    atStep(ForkService.Step.RENAME, swapForLinkOut("drafts"));
+    runUntilIdle(service, db);
+
+    assertThat(outsideNames()).containsExactly("secret.txt");
+    Job failed = job(uid);
+    assertThat(failed.status).isEqualTo(JobStatus.FAILED);
+    assertThat(failed.error)
+        .contains("\"drafts/copy\" changed while the fork was being placed")
+        .doesNotContain(data.root().toString());
+    assertThat(base.resolve("drafts-moved/copy")).doesNotExist();
+    assertThat(leftovers(base)).isEmpty();
+  }
+
+  @Test
+  void shouldNeverCreateTheTargetsParentsThroughAFolderSwappedForALink() throws Exception {
+    write("src/a.txt", "a");
+    write("drafts/mine.txt", "mine");
+    UUID uid = enqueue("src", "drafts/2026/06/copy");
+    atStep(ForkService.Step.CREATE_PARENTS, swapForLinkOut("drafts"));
+    runUntilIdle(service, db);
+
+    assertThat(outsideNames()).containsExactly("secret.txt");
+    Job failed = job(uid);
+    assertThat(failed.status).isEqualTo(JobStatus.FAILED);
+    assertThat(failed.error)
+        .contains("\"drafts/2026/06/copy\" changed while the fork was being placed")
+        .doesNotContain(data.root().toString());
+    assertThat(base.resolve("drafts-moved/2026")).doesNotExist();
     assertThat(leftovers(base)).isEmpty();
   }
 

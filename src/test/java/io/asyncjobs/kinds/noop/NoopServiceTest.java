@@ -3,15 +3,20 @@ package io.asyncjobs.kinds.noop;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.asyncjobs.files.Trees;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.storage.DataDirectory;
 import io.asyncjobs.testing.Database;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 @QuarkusTest
@@ -20,6 +25,7 @@ class NoopServiceTest {
   @Inject NoopService noop;
   @Inject JobQueue queue;
   @Inject Database db;
+  @Inject DataDirectory data;
 
   @Test
   void shouldSucceedSleepOrFailAsThePayloadSays() throws Exception {
@@ -67,6 +73,26 @@ class NoopServiceTest {
               assertThat(row.get("uid")).isEqualTo(kept);
               assertThat(row.get("epoch")).isEqualTo(queue.getJob(kept).orElseThrow().epoch);
             });
+  }
+
+  @Test
+  void shouldRemoveItsPartialFileWhenAnAttemptFails() throws Exception {
+    db.clearJobs();
+    UUID uid = queue.enqueue("noop", Map.of("artifact_bytes", 1000), null, null, null);
+    // A folder where the artifact belongs: the attempt writes its partial file in full, then
+    // cannot rename it into place.
+    Path folder = data.root().resolve("artifacts/noop/" + uid);
+    Files.createDirectories(folder.resolve("noop.txt/in-the-way"));
+
+    noop.runOnce();
+    assertThat(noop.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    noop.runOnce();
+
+    assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.FAILED);
+    try (Stream<Path> left = Files.list(folder)) {
+      assertThat(left.map(p -> p.getFileName().toString())).containsExactly("noop.txt");
+    }
+    Trees.delete(folder);
   }
 
   @Test

@@ -344,6 +344,49 @@ class SeoServiceTest {
   }
 
   @Test
+  void shouldAuditEachRealPageOnceHoweverManyLinksLeadToIt() throws Exception {
+    Path site = owner.folder().resolve("www");
+    // Five folders, each with a page and nine links to the next one: followed blindly, that is
+    // 1 + 9 + 81 + 729 + 6561 ways to reach the last page, and each folder also has a fan of nine
+    // links back at itself.
+    for (int level = 0; level < 5; level++) {
+      Path folder = site.resolve("d" + level);
+      write(
+          folder,
+          "index.html",
+          "<title>Level "
+              + level
+              + "</title><h1>Level</h1><a href='l1/'>next</a>"
+              + " <a href='l1/l2/l3/index.html'>further</a> <a href='self5/index.html'>me</a>");
+      for (int link = 1; link <= 9; link++) {
+        if (level < 4) {
+          Files.createSymbolicLink(folder.resolve("l" + link), Path.of("../d" + (level + 1)));
+        }
+        Files.createSymbolicLink(folder.resolve("self" + link), Path.of("."));
+      }
+    }
+    Files.createSymbolicLink(site.resolve("latest.html"), Path.of("d0/index.html"));
+    String uid = enqueue(owner.token(), "seo", "{\"site\": \"www\"}");
+    runAll(seo);
+
+    status(owner.token(), uid)
+        .then()
+        .body("status", equalTo("done"))
+        .body("result.pages", equalTo(5))
+        // 4 x 9 links to the next folder, 5 x 9 back at their own, one to a page already seen
+        .body("result.links_skipped", equalTo(36 + 45 + 1))
+        // Links through links resolve; only those that go past the last folder are broken: two on
+        // d4, "further" on d3 and d2.
+        .body("result.issues.broken_link", equalTo(4));
+    JsonNode report = json.readTree(unzip(download(owner.token(), uid)).get("report.json"));
+    List<String> audited = new ArrayList<>();
+    report.get("pages").forEach(page -> audited.add(page.get("path").asText()));
+    assertThat(audited)
+        .containsExactly(
+            "d0/index.html", "d1/index.html", "d2/index.html", "d3/index.html", "d4/index.html");
+  }
+
+  @Test
   void shouldFailTheJobWhenTheSiteItselfLeadsOutByTheTimeItRuns() throws Exception {
     Path site = owner.folder().resolve("www");
     write(site, "index.html", "<title>Inside</title>");

@@ -8,9 +8,12 @@ import static org.hamcrest.Matchers.equalTo;
 
 import io.asyncjobs.api.Problem;
 import io.asyncjobs.files.Trees;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.storage.DataDirectory;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.Tokens;
+import io.quarkus.arc.ClientProxy;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
@@ -23,10 +26,16 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -38,6 +47,7 @@ class ZipServiceTest {
   @Inject ZipService zip;
   @Inject DataDirectory data;
   @Inject Database db;
+  @Inject JobQueue queue;
 
   Path home;
 
@@ -55,6 +65,11 @@ class ZipServiceTest {
     new Random(7).nextBytes(noise);
     Files.write(home.resolve("pics/p.jpg"), noise);
     Files.writeString(home.resolve("note.txt"), "note");
+  }
+
+  @AfterEach
+  void unhook() {
+    ClientProxy.unwrap(zip).whenHalfWritten(null);
   }
 
   Path download(String token, String uid) throws IOException {
@@ -127,6 +142,69 @@ class ZipServiceTest {
     }
     // Nothing but the archive is left in the artifact folder.
     try (var left = Files.list(data.root().resolve("artifacts/zip/" + uid))) {
+      assertThat(left.map(p -> p.getFileName().toString()).toList()).containsExactly("archive.zip");
+    }
+  }
+
+  @Test
+  void shouldLetTwoAttemptsOfOneJobWriteAtOnceAndBothLeaveAValidArchive() throws Exception {
+    String uid = enqueue(ZOE, "zip", "{\"paths\": [\"docs\", \"pics\", \"note.txt\"]}");
+    Job job = queue.getJob(UUID.fromString(uid)).orElseThrow();
+    Path folder = data.root().resolve("artifacts/zip/" + uid);
+    // The first attempt (an old owner that lost the job but is still writing) stops half way.
+    CountDownLatch halfWay = new CountDownLatch(1);
+    CountDownLatch goOn = new CountDownLatch(1);
+    AtomicBoolean first = new AtomicBoolean(true);
+    ZipService service = ClientProxy.unwrap(zip);
+    service.whenHalfWritten(
+        () -> {
+          if (first.getAndSet(false)) {
+            halfWay.countDown();
+            goOn.await(30, TimeUnit.SECONDS);
+          }
+        });
+    CompletableFuture<Map<String, Object>> oldOwner =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return service.process(job);
+              } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+              }
+            });
+    assertThat(halfWay.await(30, TimeUnit.SECONDS)).isTrue();
+    List<Path> firstPartial;
+    try (var partials = Files.newDirectoryStream(folder, "*.partial")) {
+      firstPartial = new ArrayList<>();
+      partials.forEach(firstPartial::add);
+    }
+    assertThat(firstPartial).hasSize(1);
+    long halfSize = Files.size(firstPartial.get(0));
+
+    // Meanwhile the retry runs through to the end, while the first attempt's files are there.
+    runAll(zip);
+    given().auth().oauth2(ZOE).get("/api/jobs/" + uid).then().body("status", equalTo("done"));
+    Path retried = download(ZOE, uid);
+    unzipTest(retried);
+    assertThat(firstPartial.get(0)).as("the first attempt's partial").exists().hasSize(halfSize);
+
+    // Then the old owner finishes: it neither failed nor spoiled what is served.
+    goOn.countDown();
+    Throwable oldOwnerFailure = null;
+    try {
+      oldOwner.get(30, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      oldOwnerFailure = e.getCause();
+    }
+    Path served = download(ZOE, uid);
+    unzipTest(served);
+    assertThat(names(served)).contains("docs/a.txt", "docs/sub/b.md", "pics/p.jpg", "note.txt");
+    try (ZipFile zipFile = new ZipFile(served.toFile())) {
+      assertThat(zipFile.getInputStream(zipFile.getEntry("pics/p.jpg")).readAllBytes())
+          .isEqualTo(Files.readAllBytes(home.resolve("pics/p.jpg")));
+    }
+    assertThat(oldOwnerFailure).as("the first attempt's failure").isNull();
+    try (var left = Files.list(folder)) {
       assertThat(left.map(p -> p.getFileName().toString()).toList()).containsExactly("archive.zip");
     }
   }
