@@ -11,11 +11,12 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Properties;
 import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.jboss.logging.Logger;
+import org.postgresql.PGConnection;
 
 /**
  * The owner lock as a PostgreSQL session-level advisory lock, held on one dedicated connection that
@@ -42,6 +43,17 @@ public final class PostgresOwnerLock implements OwnerLock {
          AND ((classid::bigint << 32) | objid::bigint) = ?
       """;
 
+  /** Longest an owner waits on its connection at a time between attempts. */
+  private static final long WATCH_SLICE_MILLIS = 250;
+
+  /** LockHolder: the backend holding the lock, if any. */
+  private static final String LOCK_HOLDER =
+      """
+      SELECT pid FROM pg_locks
+       WHERE locktype = 'advisory' AND granted AND objsubid = 1
+         AND ((classid::bigint << 32) | objid::bigint) = ?
+      """;
+
   private final String url;
   private final Properties connectionProperties;
   private final String name;
@@ -55,8 +67,13 @@ public final class PostgresOwnerLock implements OwnerLock {
   private final LockMetrics metrics;
   private final ScheduledExecutorService timer;
 
-  /** Touched only under this object's monitor. */
-  private Connection connection;
+  /** Changed only under this object's monitor; read by the wait between attempts. */
+  private volatile Connection connection;
+
+  private final Semaphore soon = new Semaphore(0);
+
+  /** The server process of the session the lock was last taken on; touched by the lock thread. */
+  private int oldBackendPid;
 
   private volatile boolean released;
   private volatile long lastAttemptNanos;
@@ -151,19 +168,48 @@ public final class PostgresOwnerLock implements OwnerLock {
   /** Makes a first attempt now, then one every retry period. */
   public void start() {
     attempt();
-    timer.scheduleWithFixedDelay(
-        this::attempt, retryPeriod.toMillis(), retryPeriod.toMillis(), TimeUnit.MILLISECONDS);
+    timer.scheduleWithFixedDelay(this::cycle, 0, 1, TimeUnit.MILLISECONDS);
   }
 
   /** Tries (or confirms) right away, for example because the previous owner announced a release. */
   @Override
   public void attemptSoon() {
-    if (!released) {
+    soon.release();
+  }
+
+  /** Waits until the next attempt is due, then makes it. */
+  private void cycle() {
+    awaitNextAttempt();
+    attempt();
+  }
+
+  /**
+   * Waits one retry period. An owner waits on its lock connection itself, so that the moment the
+   * server ends the session (terminated, restarted) it notices and takes the lock back, before any
+   * other replica's next attempt; everyone else waits for the period or for {@link #attemptSoon()}.
+   */
+  private void awaitNextAttempt() {
+    Connection watched = connection;
+    if (holding.held() && watched != null) {
+      // In short slices: release() needs the connection, and waits for the slice to end.
+      long until = nanos.getAsLong() + retryPeriod.toNanos();
       try {
-        timer.execute(this::attempt);
-      } catch (RejectedExecutionException e) {
-        // Shutting down.
+        PGConnection pg = watched.unwrap(PGConnection.class);
+        for (long left = until - nanos.getAsLong();
+            left > 0 && !released;
+            left = until - nanos.getAsLong()) {
+          pg.getNotifications((int) Math.max(1, Math.min(WATCH_SLICE_MILLIS, left / 1_000_000)));
+        }
+      } catch (SQLException e) {
+        // The session broke, or was closed: attempt at once.
       }
+      return;
+    }
+    try {
+      soon.tryAcquire(retryPeriod.toMillis(), TimeUnit.MILLISECONDS);
+      soon.drainPermits();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -280,6 +326,11 @@ public final class PostgresOwnerLock implements OwnerLock {
         rs.next();
         if (!rs.getBoolean(1)) {
           if (holding.trust() != Trust.NONE) {
+            if (heldByOurOldSession()) {
+              // Our terminated session has not quite exited yet: try again in a moment.
+              soon.release();
+              return;
+            }
             holding.lost("another replica holds it now");
           }
           return;
@@ -287,6 +338,28 @@ public final class PostgresOwnerLock implements OwnerLock {
       }
     }
     takeEpoch(sent, "PostgreSQL advisory lock");
+    oldBackendPid = backendPid();
+  }
+
+  /** Whether the session still holding the lock is the one this replica held it on before. */
+  private boolean heldByOurOldSession() throws SQLException {
+    if (oldBackendPid == 0) {
+      return false;
+    }
+    try (PreparedStatement ps = connection.prepareStatement(LOCK_HOLDER)) {
+      ps.setLong(1, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getInt(1) == oldBackendPid;
+      }
+    }
+  }
+
+  private int backendPid() throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement("SELECT pg_backend_pid()");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getInt(1);
+    }
   }
 
   private void confirm(long sent) throws SQLException {
