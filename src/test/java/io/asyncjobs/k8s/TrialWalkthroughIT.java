@@ -84,7 +84,7 @@ class TrialWalkthroughIT {
     String base = "http://127.0.0.1:" + replica.port;
 
     // Step 4: the user's files on the shared volume (the runbook copies docs/ there).
-    Path docs = Files.createDirectories(data.resolve("files/trial-user/docs"));
+    Path docs = Files.createDirectories(data.resolve("files/user/trial-user/docs"));
     Set<String> expected = new TreeSet<>();
     try (Stream<Path> files = Files.list(Path.of("docs"))) {
       for (Path file : files.filter(Files::isRegularFile).toList()) {
