@@ -49,4 +49,4 @@ token() {
 }
 token trial-user user >"$dir/user.token"
 token trial-admin admin >"$dir/admin.token"
-echo "Tokens (valid 12 hours): $dir/user.token (owner trial-user), $dir/admin.token (admin)."
+echo "Tokens (valid 12 hours): $dir/user.token (owner user:trial-user, whose folder is files/user/trial-user/), $dir/admin.token (admin)."

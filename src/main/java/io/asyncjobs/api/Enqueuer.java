@@ -9,6 +9,7 @@ import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.Owner;
+import io.vertx.core.http.HttpServerRequest;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.ws.rs.core.Response;
 import java.io.IOException;
@@ -16,6 +17,7 @@ import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.regex.Pattern;
@@ -38,12 +40,19 @@ public class Enqueuer {
   private final ServiceManager services;
   private final ObjectMapper json;
   private final FileScopes scopes;
+  private final HttpServerRequest request;
 
-  Enqueuer(JobQueue queue, ServiceManager services, ObjectMapper json, FileScopes scopes) {
+  Enqueuer(
+      JobQueue queue,
+      ServiceManager services,
+      ObjectMapper json,
+      FileScopes scopes,
+      HttpServerRequest request) {
     this.queue = queue;
     this.services = services;
     this.json = json;
     this.scopes = scopes;
+    this.request = request;
   }
 
   /**
@@ -103,7 +112,8 @@ public class Enqueuer {
    *
    * @param payload the validated payload, stored as the job's input
    * @param preferredName the download's file name, or null
-   * @param idempotencyKey the header's value, or null
+   * @param idempotencyKey the header's value, or null (absent, or sent empty: the request tells
+   *     which, and an empty one is a 400)
    */
   public Response accept(
       Caller caller,
@@ -131,13 +141,20 @@ public class Enqueuer {
         && (preferredName.isBlank() || preferredName.length() > MAX_PREFERRED_NAME)) {
       throw ProblemException.badRequest("name must be 1 to 255 characters");
     }
-    if (idempotencyKey == null) {
+    // Quarkus REST passes an empty header value as no value at all: the request itself tells a
+    // key that was left out from one that was sent empty (or blank, which HTTP trims to empty).
+    List<String> sent = request.headers().getAll(IDEMPOTENCY_KEY);
+    if (sent.size() > 1) {
+      throw ProblemException.badRequest("send one Idempotency-Key, not " + sent.size());
+    }
+    if (sent.isEmpty()) {
       UUID uid = queue.enqueue(kind, payload, owner.kind(), owner.id(), preferredName);
       return answer(uid, kind, "pending", false);
     }
-    if (!KEY.matcher(idempotencyKey).matches()) {
+    if (idempotencyKey == null || !KEY.matcher(idempotencyKey).matches()) {
       throw ProblemException.badRequest(
-          "Idempotency-Key must be 1 to 200 visible ASCII characters");
+          "Idempotency-Key must be 1 to 200 visible ASCII characters; leave the header out to"
+              + " enqueue without one");
     }
     JobQueue.Enqueued enqueued =
         queue.enqueueIdempotent(

@@ -1,45 +1,188 @@
 package io.asyncjobs.api;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.asyncjobs.config.JobsConfig;
-import jakarta.ws.rs.container.ContainerRequestContext;
-import jakarta.ws.rs.core.HttpHeaders;
-import jakarta.ws.rs.core.Response;
-import org.jboss.resteasy.reactive.server.ServerRequestFilter;
+import io.quarkus.runtime.configuration.MemorySize;
+import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
+import io.quarkus.vertx.http.runtime.RouteConstants;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.ws.rs.ext.Provider;
+import jakarta.ws.rs.ext.ReaderInterceptor;
+import jakarta.ws.rs.ext.ReaderInterceptorContext;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Optional;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
- * Refuses a body larger than {@code jobs.api.max-body-bytes} before anything reads it, with a 413
- * problem. A chunked body without a length is bounded by {@code quarkus.http.limits.max-body-size}.
+ * Holds every request body to {@code jobs.api.max-body-bytes}: a larger one gets a 413 problem, is
+ * not read further, and nothing is enqueued, however it is framed. A declared length is checked
+ * before the body is read, ahead of Quarkus's own check, which would answer a bare 413. A body
+ * without one (chunked) is counted while it is read and refused at the first byte past the limit,
+ * long before Quarkus's cut-off ({@code quarkus.http.limits.max-body-size}), which would cut it off
+ * with a bare 413 and an error in the log. So that cut-off must stay well above the limit; the
+ * service refuses to start when it does not.
  */
+@ApplicationScoped
 public class RequestLimits {
 
-  private final JobsConfig config;
+  private final long max;
+  private final ObjectMapper json;
 
-  RequestLimits(JobsConfig config) {
-    this.config = config;
+  RequestLimits(
+      JobsConfig config,
+      ObjectMapper json,
+      @ConfigProperty(name = "quarkus.http.limits.max-body-size") Optional<MemorySize> server) {
+    this.max = config.api().maxBodyBytes();
+    this.json = json;
+    // A chunked body is read ahead of the JSON parser; twice the limit leaves room for that, so
+    // this limit, not the server's bare cut-off, is always the one that answers.
+    if (server.isPresent() && server.get().asLongValue() < 2 * max) {
+      throw new IllegalStateException(
+          "jobs.api.max-body-bytes ("
+              + max
+              + ") must be at most half of quarkus.http.limits.max-body-size ("
+              + server.get().asLongValue()
+              + "), the server's own cut-off: raise QUARKUS_HTTP_LIMITS_MAX_BODY_SIZE as well");
+    }
   }
 
-  @ServerRequestFilter(preMatching = true)
-  public Response limitBody(ContainerRequestContext request) {
-    String length = request.getHeaderString(HttpHeaders.CONTENT_LENGTH);
+  /** The largest body taken, in bytes. */
+  long max() {
+    return max;
+  }
+
+  /** Installs the check of declared lengths in front of Quarkus's own. */
+  void install(@Observes Router router) {
+    router.route().order(RouteConstants.ROUTE_ORDER_UPLOAD_LIMIT - 1).handler(this::declared);
+  }
+
+  private void declared(RoutingContext context) {
+    String length = context.request().getHeader(HttpHeaders.CONTENT_LENGTH);
     if (length == null) {
-      return null;
+      context.next();
+      return;
     }
-    long max = config.api().maxBodyBytes();
     long declared;
     try {
       declared = Long.parseLong(length.trim());
     } catch (NumberFormatException e) {
-      return Problem.of(400, "bad-request", "Bad request", "Content-Length is not a number")
-          .toResponse();
+      answer(
+          context, Problem.of(400, "bad-request", "Bad request", "Content-Length is not a number"));
+      return;
     }
     if (declared > max) {
-      return Problem.of(
-              413,
-              "body-too-large",
-              "Body too large",
-              "the body has " + declared + " bytes; this service takes at most " + max)
-          .toResponse();
+      answer(
+          context,
+          tooLarge("the body has " + declared + " bytes; this service takes at most " + max));
+      return;
     }
-    return null;
+    context.next();
+  }
+
+  private void answer(RoutingContext context, Problem problem) {
+    String body;
+    try {
+      body = json.writeValueAsString(problem);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+    closeAfterAnswer(context);
+    context
+        .response()
+        .setStatusCode(problem.status())
+        .putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE)
+        .end(body);
+  }
+
+  /**
+   * The rest of a refused body is never read, so the connection cannot carry another request: it is
+   * closed once the answer is out, as Quarkus closes it after its own 413.
+   */
+  static void closeAfterAnswer(RoutingContext context) {
+    context.response().putHeader(HttpHeaders.CONNECTION, "close");
+    context.addEndHandler(done -> context.request().connection().close());
+  }
+
+  private static Problem tooLarge(String detail) {
+    return Problem.of(413, "body-too-large", "Body too large", detail);
+  }
+
+  /** The limit of a body that declared no length, counted while the body is read. */
+  @Provider
+  public static class CountedBodies implements ReaderInterceptor {
+
+    // Client proxies: interceptors are made before the configuration is read.
+    private final RequestLimits limits;
+    private final CurrentVertxRequest request;
+
+    CountedBodies(RequestLimits limits, CurrentVertxRequest request) {
+      this.limits = limits;
+      this.request = request;
+    }
+
+    @Override
+    public Object aroundReadFrom(ReaderInterceptorContext context) throws IOException {
+      context.setInputStream(
+          new Counted(context.getInputStream(), limits.max(), request.getCurrent()));
+      return context.proceed();
+    }
+  }
+
+  /** Fails the read, with the 413 problem, at the first byte past the limit. */
+  private static final class Counted extends FilterInputStream {
+
+    private final long max;
+    private final RoutingContext request;
+    private long count;
+
+    Counted(InputStream in, long max, RoutingContext request) {
+      super(in);
+      this.max = max;
+      this.request = request;
+    }
+
+    @Override
+    public int read() throws IOException {
+      int b = super.read();
+      if (b >= 0) {
+        add(1);
+      }
+      return b;
+    }
+
+    @Override
+    public int read(byte[] buffer, int offset, int length) throws IOException {
+      int n = super.read(buffer, offset, length);
+      if (n > 0) {
+        add(n);
+      }
+      return n;
+    }
+
+    @Override
+    public long skip(long n) throws IOException {
+      long skipped = super.skip(n);
+      add(skipped);
+      return skipped;
+    }
+
+    private void add(long n) {
+      count += n;
+      if (count > max) {
+        closeAfterAnswer(request);
+        throw new ProblemException(
+            tooLarge(
+                "the body, sent without Content-Length, runs past "
+                    + max
+                    + " bytes, the most this service takes"));
+      }
+    }
   }
 }

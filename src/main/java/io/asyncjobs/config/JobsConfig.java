@@ -136,6 +136,15 @@ public interface JobsConfig {
     Duration tokenCacheTtl();
 
     /**
+     * Take tokens whatever their issuer ({@code iss}) when {@code mp.jwt.verify.issuer} is not set
+     * (env {@code JOBS_AUTH_ALLOW_ANY_ISSUER}). Off by default: without an issuer, the service
+     * refuses to start, since any issuer that holds the key (or one of a JWKS's keys) could then
+     * sign tokens for it. Only for a key no one else signs with.
+     */
+    @WithDefault("false")
+    boolean allowAnyIssuer();
+
+    /**
      * Dev mode and tests only: a folder where a throw-away RSA key pair is made at start; tokens
      * are verified against it and dev mode prints one signed with it. Never set in production.
      */

@@ -1,5 +1,6 @@
 package io.asyncjobs.files;
 
+import io.asyncjobs.queue.Owner;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -23,13 +24,13 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * The part of the data directory one caller may name: {@code files/<owner id>/} for a caller, all
- * of {@code files/} for an admin. Every path a payload names is resolved here, at enqueue and again
- * in {@code process} (the tree can change in between): it must stay inside the scope after
- * normalization and after following every symbolic link on the way.
+ * The part of the data directory one caller may name: {@code files/<owner kind>/<owner id>/} for a
+ * caller, all of {@code files/} for an admin. Every path a payload names is resolved here, at
+ * enqueue and again in {@code process} (the tree can change in between): it must stay inside the
+ * scope after normalization and after following every symbolic link on the way.
  *
  * @param root the data directory, absolute and normalized
- * @param relative the scope relative to {@code root}: {@code files} or {@code files/<segment>}
+ * @param relative the scope relative to {@code root}: {@code files} or {@code files/<kind>/<id>}
  */
 public record FileScope(Path root, String relative) {
 
@@ -41,9 +42,13 @@ public record FileScope(Path root, String relative) {
 
   private static final Pattern PLAIN_SEGMENT = Pattern.compile("[A-Za-z0-9._@+-]{1,200}");
 
-  /** The scope of an ordinary caller: its own folder under {@code files/}. */
-  public static FileScope ofOwner(Path root, String ownerId) {
-    return new FileScope(root, FILES + "/" + segment(ownerId));
+  /**
+   * The scope of an ordinary caller: its own folder, {@code files/<kind>/<id>}. Jobs are kept apart
+   * by kind and id, and so are folders: {@code user:alice} and {@code service:alice} have one each.
+   * Each part is one {@link #segment}, so no two owners share a folder.
+   */
+  public static FileScope ofOwner(Path root, Owner owner) {
+    return new FileScope(root, FILES + "/" + segment(owner.kind()) + "/" + segment(owner.id()));
   }
 
   /** The scope of an admin: everything under {@code files/}. */
@@ -68,15 +73,16 @@ public record FileScope(Path root, String relative) {
   }
 
   /**
-   * The folder name an owner id gets: the id itself when it is a plain name, otherwise its UTF-8
-   * bytes percent-encoded, so no id can name {@code .}, {@code ..} or a nested path.
+   * The folder name an owner kind or id gets: the text itself when it is a plain name, otherwise
+   * its UTF-8 bytes percent-encoded, so none can name {@code .}, {@code ..} or a nested path, and
+   * two different texts never get the same name.
    */
-  public static String segment(String ownerId) {
-    if (PLAIN_SEGMENT.matcher(ownerId).matches() && !ownerId.equals(".") && !ownerId.equals("..")) {
-      return ownerId;
+  public static String segment(String part) {
+    if (PLAIN_SEGMENT.matcher(part).matches() && !part.equals(".") && !part.equals("..")) {
+      return part;
     }
     StringBuilder out = new StringBuilder();
-    for (byte b : ownerId.getBytes(StandardCharsets.UTF_8)) {
+    for (byte b : part.getBytes(StandardCharsets.UTF_8)) {
       int c = b & 0xff;
       if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-') {
         out.append((char) c);

@@ -2,6 +2,7 @@ package io.asyncjobs.files;
 
 import io.asyncjobs.auth.Caller;
 import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.Owner;
 import io.asyncjobs.storage.DataDirectory;
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -19,11 +20,19 @@ public class FileScopes {
   public FileScope forCaller(Caller caller) {
     return caller.isAdmin()
         ? FileScope.ofAdmin(data.root())
-        : FileScope.ofOwner(data.root(), caller.owner().id());
+        : FileScope.ofOwner(data.root(), caller.owner());
   }
 
-  /** The scope the job's enqueue endpoint recorded in its payload. */
+  /**
+   * The scope the job's enqueue endpoint recorded in its payload. A job enqueued before folders
+   * were keyed on the owner kind too recorded {@code files/<id>}; it gets its owner's folder as it
+   * is now, so it neither fails after the move nor reaches a kind's folder of that name.
+   */
   public FileScope forJob(Job job) {
-    return FileScope.fromPayload(data.root(), job.payload.get(FileScope.PAYLOAD_KEY));
+    FileScope recorded = FileScope.fromPayload(data.root(), job.payload.get(FileScope.PAYLOAD_KEY));
+    if (recorded.relative().split("/").length == 2) {
+      return FileScope.ofOwner(data.root(), new Owner(job.ownerKind, job.ownerId));
+    }
+    return recorded;
   }
 }

@@ -14,11 +14,15 @@ import static org.hamcrest.Matchers.startsWith;
 import io.asyncjobs.kinds.noop.NoopService;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.testing.Database;
+import io.asyncjobs.testing.RawHttp;
 import io.asyncjobs.testing.Tokens;
+import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
 import jakarta.inject.Inject;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -38,6 +42,9 @@ class JobsApiTest {
   @Inject NoopService noop;
   @Inject JobQueue queue;
   @Inject Enqueuer enqueuer;
+
+  @TestHTTPResource("/")
+  URI base;
 
   @BeforeEach
   void clean() {
@@ -326,6 +333,35 @@ class JobsApiTest {
         .then()
         .statusCode(400);
     assertThat(db.query("SELECT uid FROM jobs")).hasSize(2);
+  }
+
+  @Test
+  void shouldRefuseAnEmptyBlankOrOverlongIdempotencyKeyAndEnqueueNothing() throws Exception {
+    byte[] body = "{\"sleep_ms\": 1}".getBytes(StandardCharsets.UTF_8);
+    // As written on the wire: no value, a lone space, only blanks, a tab, 201 characters, and
+    // two keys at once.
+    for (String value :
+        List.of("", " ", "    ", "\t", " " + "k".repeat(201), " a\r\nIdempotency-Key: b")) {
+      String head =
+          String.join(
+              "\r\n",
+              "POST /api/noop HTTP/1.1",
+              "Host: " + base.getHost() + ":" + base.getPort(),
+              "Authorization: Bearer " + ALICE,
+              "Content-Type: application/json",
+              "Content-Length: " + body.length,
+              "Idempotency-Key:" + value);
+
+      RawHttp.Answer answer = RawHttp.send(base, head, body, false);
+
+      assertThat(answer.status())
+          .as("Idempotency-Key:%s -> %s", value, answer.body())
+          .isEqualTo(400);
+      assertThat(answer.headers().get("content-type")).startsWith(Problem.MEDIA_TYPE);
+      assertThat(answer.body())
+          .contains("\"type\":\"urn:async-jobs:problem:bad-request\"", "Idempotency-Key");
+    }
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
   }
 
   @Test

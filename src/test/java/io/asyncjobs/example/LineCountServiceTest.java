@@ -7,6 +7,7 @@ import io.asyncjobs.files.FileScope;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.queue.Owner;
 import io.asyncjobs.storage.DataDirectory;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.TestClock;
@@ -42,13 +43,14 @@ class LineCountServiceTest {
   void shouldCountLinesWriteAReportAndCleanItUpWhenExpired() throws Exception {
     db.clearJobs();
     clock.set(Instant.parse("2026-06-01T00:00:00Z"));
-    Path inputs = Files.createDirectories(data.root().resolve("files/example"));
+    FileScope alices = FileScope.ofOwner(data.root(), new Owner("user", "alice"));
+    Path inputs = alices.ensureBase();
     Files.writeString(inputs.resolve("a.txt"), "one\ntwo\nthree\n");
     Files.writeString(inputs.resolve("b.txt"), "only\n");
     UUID uid =
         queue.enqueue(
             "linecount",
-            Map.of("paths", List.of("a.txt", "b.txt"), FileScope.PAYLOAD_KEY, "files/example"),
+            Map.of("paths", List.of("a.txt", "b.txt"), FileScope.PAYLOAD_KEY, alices.relative()),
             "user",
             "alice",
             null);

@@ -56,13 +56,42 @@ class StartupRefusalIT {
     assertRefused("jobs.api.signing-key must decode to at least 32 bytes");
   }
 
-  private void assertRefused(String reason) throws Exception {
+  @Test
+  void shouldRefuseToStartWithoutATokenIssuer() throws Exception {
+    env.remove("MP_JWT_VERIFY_ISSUER");
+
+    String log = assertRefused("MP_JWT_VERIFY_ISSUER");
+    assertThat(log).contains("mp.jwt.verify.issuer", "jobs.auth.allow-any-issuer");
+  }
+
+  @Test
+  void shouldStartWithoutATokenIssuerWhenAnyIssuerIsAllowed() throws Exception {
+    env.remove("MP_JWT_VERIFY_ISSUER");
+    env.put("JOBS_AUTH_ALLOW_ANY_ISSUER", "true");
+
+    try (ServiceProcess replica = ServiceProcess.start("any-issuer", env)) {
+      replica.awaitReady(Duration.ofSeconds(60));
+      assertThat(Files.readString(replica.log)).contains("tokens from any issuer");
+    }
+  }
+
+  @Test
+  void shouldRefuseABodyLimitThatQuarkusWouldCutOffFirst() throws Exception {
+    // Quarkus's own cut-off is 10 MiB; a limit above half of it could lose the race to it.
+    env.put("JOBS_API_MAX_BODY_BYTES", Integer.toString(8 * 1024 * 1024));
+
+    assertRefused("quarkus.http.limits.max-body-size");
+  }
+
+  private String assertRefused(String reason) throws Exception {
     try (ServiceProcess replica = ServiceProcess.start("refused", env)) {
       assertThat(replica.awaitExit(Duration.ofSeconds(60)))
           .as("the process stopped at start")
           .isTrue();
       assertThat(replica.exitValue()).isNotZero();
-      assertThat(Files.readString(replica.log)).contains(reason);
+      String log = Files.readString(replica.log);
+      assertThat(log).contains(reason);
+      return log;
     }
   }
 }

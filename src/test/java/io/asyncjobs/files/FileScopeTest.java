@@ -3,6 +3,7 @@ package io.asyncjobs.files;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.asyncjobs.queue.Owner;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.BeforeEach;
@@ -18,30 +19,30 @@ class FileScopeTest {
   @BeforeEach
   void tree() throws Exception {
     root = dir.resolve("data");
-    Files.createDirectories(root.resolve("files/alice/docs"));
-    Files.createDirectories(root.resolve("files/bob"));
-    Files.writeString(root.resolve("files/alice/docs/a.txt"), "a");
-    Files.writeString(root.resolve("files/bob/secret.txt"), "b");
+    Files.createDirectories(root.resolve("files/user/alice/docs"));
+    Files.createDirectories(root.resolve("files/user/bob"));
+    Files.writeString(root.resolve("files/user/alice/docs/a.txt"), "a");
+    Files.writeString(root.resolve("files/user/bob/secret.txt"), "b");
     Files.writeString(dir.resolve("outside.txt"), "x");
-    alice = FileScope.ofOwner(root, "alice");
+    alice = FileScope.ofOwner(root, new Owner("user", "alice"));
   }
 
   @Test
   void shouldResolvePathsInsideTheCallersFolder() {
-    assertThat(alice.resolve("docs/a.txt")).isEqualTo(root.resolve("files/alice/docs/a.txt"));
+    assertThat(alice.resolve("docs/a.txt")).isEqualTo(root.resolve("files/user/alice/docs/a.txt"));
     assertThat(alice.resolve("docs/./../docs/a.txt"))
-        .isEqualTo(root.resolve("files/alice/docs/a.txt"));
+        .isEqualTo(root.resolve("files/user/alice/docs/a.txt"));
     // A path that does not exist yet (a fork's target) is fine while it stays inside.
-    assertThat(alice.resolve("new/folder")).isEqualTo(root.resolve("files/alice/new/folder"));
+    assertThat(alice.resolve("new/folder")).isEqualTo(root.resolve("files/user/alice/new/folder"));
     assertThat(alice.nameOf(alice.resolve("docs"))).isEqualTo("docs");
   }
 
   @Test
   void shouldNotCreateTheFolderOfACallerWhoseRequestItChecks() {
-    FileScope newcomer = FileScope.ofOwner(root, "newcomer");
-    assertThat(newcomer.resolve("photos")).isEqualTo(root.resolve("files/newcomer/photos"));
+    FileScope newcomer = FileScope.ofOwner(root, new Owner("user", "newcomer"));
+    assertThat(newcomer.resolve("photos")).isEqualTo(root.resolve("files/user/newcomer/photos"));
     assertThatThrownBy(() -> newcomer.resolve("../alice")).isInstanceOf(PathRefusedException.class);
-    assertThat(root.resolve("files/newcomer")).doesNotExist();
+    assertThat(root.resolve("files/user/newcomer")).doesNotExist();
   }
 
   @Test
@@ -54,9 +55,9 @@ class FileScopeTest {
 
   @Test
   void shouldRefuseLinksThatLeadOutButFollowThoseThatStayIn() throws Exception {
-    Path base = root.resolve("files/alice");
+    Path base = root.resolve("files/user/alice");
     Files.createSymbolicLink(base.resolve("out.txt"), dir.resolve("outside.txt"));
-    Files.createSymbolicLink(base.resolve("bobs"), root.resolve("files/bob"));
+    Files.createSymbolicLink(base.resolve("bobs"), root.resolve("files/user/bob"));
     Files.createSymbolicLink(base.resolve("dangling"), dir.resolve("missing"));
     Files.createSymbolicLink(base.resolve("mine.txt"), base.resolve("docs/a.txt"));
 
@@ -72,7 +73,7 @@ class FileScopeTest {
 
   @Test
   void shouldOpenOnlyRegularFilesThatAreStillInsideWhenOpened() throws Exception {
-    Path base = root.resolve("files/alice");
+    Path base = root.resolve("files/user/alice");
     try (var in = alice.openInputStream(base.resolve("docs/a.txt"))) {
       assertThat(new String(in.readAllBytes())).isEqualTo("a");
     }
@@ -84,8 +85,8 @@ class FileScopeTest {
     // After a job listed docs/, the folder is swapped for a link to another owner's files.
     Path listed = base.resolve("docs/a.txt");
     Files.move(base.resolve("docs"), base.resolve("docs-old"));
-    Files.createSymbolicLink(base.resolve("docs"), root.resolve("files/bob"));
-    Files.writeString(root.resolve("files/bob/a.txt"), "bob's");
+    Files.createSymbolicLink(base.resolve("docs"), root.resolve("files/user/bob"));
+    Files.writeString(root.resolve("files/user/bob/a.txt"), "bob's");
     assertThatThrownBy(() -> alice.openRead(listed)).isInstanceOf(PathRefusedException.class);
     // A file swapped for a named pipe would block the read forever; it is refused instead.
     Path pipe = base.resolve("pipe");
@@ -98,21 +99,40 @@ class FileScopeTest {
     assertThat(FileScope.segment("alice")).isEqualTo("alice");
     assertThat(FileScope.segment("..")).isEqualTo("%2E%2E");
     assertThat(FileScope.segment("a/b")).isEqualTo("a%2Fb");
-    assertThat(FileScope.ofOwner(root, "../bob").base())
-        .isEqualTo(root.resolve("files/%2E%2E%2Fbob"));
+    assertThat(FileScope.ofOwner(root, new Owner("user", "../bob")).base())
+        .isEqualTo(root.resolve("files/user/%2E%2E%2Fbob"));
 
     FileScope admin = FileScope.ofAdmin(root);
-    assertThat(admin.resolve("bob/secret.txt")).isEqualTo(root.resolve("files/bob/secret.txt"));
+    assertThat(admin.resolve("user/bob/secret.txt"))
+        .isEqualTo(root.resolve("files/user/bob/secret.txt"));
     assertThatThrownBy(() -> admin.resolve("../artifacts"))
         .isInstanceOf(PathRefusedException.class);
   }
 
   @Test
+  void shouldKeepOwnersOfTwoKindsWithOneIdInTwoFoldersThatCannotCollide() {
+    FileScope user = FileScope.ofOwner(root, new Owner("user", "alice"));
+    FileScope service = FileScope.ofOwner(root, new Owner("service", "alice"));
+
+    assertThat(user.base()).isEqualTo(root.resolve("files/user/alice"));
+    assertThat(service.base()).isEqualTo(root.resolve("files/service/alice"));
+    assertThatThrownBy(() -> service.resolve("../../user/alice/docs/a.txt"))
+        .isInstanceOf(PathRefusedException.class);
+    // A kind is made safe as an id is: it can neither climb out nor name a nested folder, so
+    // no kind and id pair names another pair's folder.
+    assertThat(FileScope.ofOwner(root, new Owner("..", "x")).base())
+        .isEqualTo(root.resolve("files/%2E%2E/x"));
+    assertThat(FileScope.ofOwner(root, new Owner("a/b", "c")).base())
+        .isNotEqualTo(FileScope.ofOwner(root, new Owner("a", "b/c")).base())
+        .isEqualTo(root.resolve("files/a%2Fb/c"));
+  }
+
+  @Test
   void shouldOnlyTrustScopesUnderFilesFromAPayload() {
-    assertThat(FileScope.fromPayload(root, "files/alice").base())
-        .isEqualTo(root.resolve("files/alice"));
+    assertThat(FileScope.fromPayload(root, "files/user/alice").base())
+        .isEqualTo(root.resolve("files/user/alice"));
     // An owner id with two dots inside it is a plain name, and its scope must survive the trip.
-    FileScope dotted = FileScope.ofOwner(root, "john..doe");
+    FileScope dotted = FileScope.ofOwner(root, new Owner("user", "john..doe"));
     assertThat(FileScope.fromPayload(root, dotted.relative()).base()).isEqualTo(dotted.base());
     for (Object bad :
         new Object[] {

@@ -393,6 +393,22 @@ class ManifestTest {
   }
 
   @Test
+  void shouldLeaveTheTokenIssuerToEachOverlay() {
+    // A placeholder issuer in the base would start a forgotten overlay with every token refused;
+    // without one the service refuses to start and says what to set.
+    assertThat(pod(objects("base")).raw.getOptionalValue("mp.jwt.verify.issuer", String.class))
+        .as("the base names no issuer")
+        .isEmpty();
+    for (String overlay : List.of(EXAMPLE, "overlays/trial")) {
+      Pod pod = pod(objects(overlay));
+      assertThat(pod.raw.getOptionalValue("mp.jwt.verify.issuer", String.class))
+          .as(overlay + " names its issuer")
+          .hasValueSatisfying(issuer -> assertThat(issuer).isNotBlank());
+      assertThat(pod.config.auth().allowAnyIssuer()).as(overlay).isFalse();
+    }
+  }
+
+  @Test
   void shouldNotApplyTheExampleSecretsPlaceholders() {
     assertThat(kinds(objects(EXAMPLE)))
         .as("applying the overlay must not overwrite the installation's real Secret")

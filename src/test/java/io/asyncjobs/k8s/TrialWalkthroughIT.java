@@ -75,6 +75,9 @@ class TrialWalkthroughIT {
     Path data = Files.createTempDirectory(root, "data");
     Map<String, String> env = new HashMap<>(config);
     env.putAll(ServiceProcess.environment(EmbeddedPostgresLauncher.jdbcUrl(postgres), data));
+    // The trial's own issuer, which secrets.sh signs with, not the test one.
+    assertThat(config.get("MP_JWT_VERIFY_ISSUER")).as("the trial overlay's issuer").isNotBlank();
+    env.put("MP_JWT_VERIFY_ISSUER", config.get("MP_JWT_VERIFY_ISSUER"));
     env.put("JOBS_LOCK_MODE", "postgres");
     env.put(
         "MP_JWT_VERIFY_PUBLICKEY_LOCATION", keys.resolve("public.pem").toAbsolutePath().toString());
@@ -84,7 +87,7 @@ class TrialWalkthroughIT {
     String base = "http://127.0.0.1:" + replica.port;
 
     // Step 4: the user's files on the shared volume (the runbook copies docs/ there).
-    Path docs = Files.createDirectories(data.resolve("files/trial-user/docs"));
+    Path docs = Files.createDirectories(data.resolve("files/user/trial-user/docs"));
     Set<String> expected = new TreeSet<>();
     try (Stream<Path> files = Files.list(Path.of("docs"))) {
       for (Path file : files.filter(Files::isRegularFile).toList()) {

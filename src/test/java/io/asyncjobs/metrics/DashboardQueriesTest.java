@@ -225,7 +225,11 @@ class DashboardQueriesTest {
       Database db = Arc.container().instance(Database.class).get();
       db.clearJobs();
       Trees.delete(
-          Arc.container().instance(DataDirectory.class).get().root().resolve("files/" + OWNER));
+          Arc.container()
+              .instance(DataDirectory.class)
+              .get()
+              .root()
+              .resolve("files/user/" + OWNER));
     }
   }
 
@@ -334,7 +338,7 @@ class DashboardQueriesTest {
   }
 
   private void writeTree() throws Exception {
-    Path home = data.root().resolve("files/" + OWNER);
+    Path home = data.root().resolve("files/user/" + OWNER);
     Trees.delete(home);
     Files.createDirectories(home.resolve("docs/notes"));
     Files.createDirectories(home.resolve("pics"));

@@ -1,5 +1,6 @@
 package io.asyncjobs.testing;
 
+import io.asyncjobs.auth.DevKeysConfigSourceFactory;
 import io.asyncjobs.db.EmbeddedPostgresLauncher;
 import java.io.IOException;
 import java.io.Reader;
@@ -60,7 +61,8 @@ public final class ServiceProcess implements AutoCloseable {
 
   /**
    * The environment that points a replica at {@code jdbcUrl} (an embedded PostgreSQL) and a data
-   * dir.
+   * dir, and names the token issuer production must name (the test profile's, which {@link Tokens}
+   * signs as), so the replica starts.
    */
   public static Map<String, String> environment(String jdbcUrl, Path dataDir) {
     Map<String, String> env = new HashMap<>();
@@ -68,6 +70,7 @@ public final class ServiceProcess implements AutoCloseable {
     env.put("QUARKUS_DATASOURCE_USERNAME", EmbeddedPostgresLauncher.USER);
     env.put("QUARKUS_DATASOURCE_PASSWORD", "");
     env.put("JOBS_DATA_DIR", dataDir.toString());
+    env.put("MP_JWT_VERIFY_ISSUER", DevKeysConfigSourceFactory.DEV_ISSUER);
     return env;
   }
 

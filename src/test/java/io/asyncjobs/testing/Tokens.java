@@ -21,6 +21,13 @@ public final class Tokens {
         .sign();
   }
 
+  /**
+   * A valid token of an ordinary caller of the principal kind {@code kind} ({@code service}...).
+   */
+  public static String ofKind(String kind, String id) {
+    return Jwt.subject(id).groups(Set.of("user")).claim("owner_kind", kind).expiresIn(3600).sign();
+  }
+
   /** A valid token of a caller holding the admin role. */
   public static String admin(String id) {
     return Jwt.subject(id)

@@ -61,7 +61,7 @@ public class ZipResource {
       summary = "Enqueue a zip archive",
       description =
           "One zip of the named files and folders (recursive, empty folders kept), relative to"
-              + " the caller's folder files/<sub>/. Already-compressed types are stored.")
+              + " the caller's folder files/<owner kind>/<sub>/. Already-compressed types are stored.")
   @RequestBody(
       content =
           @Content(

@@ -37,7 +37,7 @@ class DeepsearchResourceTest {
   void freshOwner() throws Exception {
     owner = "dr-" + UUID.randomUUID().toString().substring(0, 8);
     token = Tokens.user(owner);
-    base = Files.createDirectories(data.root().resolve("files").resolve(owner));
+    base = Files.createDirectories(data.root().resolve("files/user").resolve(owner));
     outside = Files.createDirectories(data.root().resolve("outside-" + owner));
     Files.createDirectories(base.resolve("docs"));
     Files.writeString(base.resolve("docs/a.txt"), "an owl");
@@ -144,7 +144,7 @@ class DeepsearchResourceTest {
             db.query(
                 "SELECT payload->>'scope' AS scope, payload->>'root' AS root FROM jobs WHERE uid = ?",
                 uid))
-        .containsExactly(Map.of("scope", "files/" + owner, "root", "docs"));
+        .containsExactly(Map.of("scope", "files/user/" + owner, "root", "docs"));
     // The whole of the caller's folder is a valid root too.
     post("{\"root\": \".\", \"query\": \"owl\"}").then().statusCode(202);
     assertThat(jobsOfOwner()).isEqualTo(2);
@@ -157,7 +157,7 @@ class DeepsearchResourceTest {
         .auth()
         .oauth2(admin)
         .contentType(ContentType.JSON)
-        .body("{\"root\": \"" + owner + "/docs\", \"query\": \"owl\"}")
+        .body("{\"root\": \"user/" + owner + "/docs\", \"query\": \"owl\"}")
         .post("/api/deepsearch")
         .then()
         .statusCode(202);

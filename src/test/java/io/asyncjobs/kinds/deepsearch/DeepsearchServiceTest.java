@@ -60,7 +60,7 @@ class DeepsearchServiceTest {
   void freshOwner() throws Exception {
     owner = "ds-" + UUID.randomUUID().toString().substring(0, 8);
     token = Tokens.user(owner);
-    base = Files.createDirectories(data.root().resolve("files").resolve(owner));
+    base = Files.createDirectories(data.root().resolve("files/user").resolve(owner));
     outside = Files.createDirectories(data.root().resolve("outside-" + owner));
   }
 

@@ -37,7 +37,7 @@ class ForkResourceTest {
   void freshOwner() throws Exception {
     owner = "fr-" + UUID.randomUUID().toString().substring(0, 8);
     token = Tokens.user(owner);
-    base = Files.createDirectories(data.root().resolve("files").resolve(owner));
+    base = Files.createDirectories(data.root().resolve("files/user").resolve(owner));
     outside = Files.createDirectories(data.root().resolve("outside-" + owner));
     Files.createDirectories(base.resolve("site/pages"));
     Files.writeString(base.resolve("site/index.html"), "home");
@@ -134,7 +134,7 @@ class ForkResourceTest {
                 "SELECT payload->>'scope' AS scope, payload->>'target' AS target"
                     + " FROM jobs WHERE uid = ?",
                 uid))
-        .containsExactly(Map.of("scope", "files/" + owner, "target", "drafts/new/site-2"));
+        .containsExactly(Map.of("scope", "files/user/" + owner, "target", "drafts/new/site-2"));
     // Nothing is created at enqueue: the parents come with the job.
     assertThat(base.resolve("drafts")).doesNotExist();
     given()

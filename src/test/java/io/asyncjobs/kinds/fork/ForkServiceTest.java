@@ -52,7 +52,7 @@ class ForkServiceTest {
   void freshOwner() throws Exception {
     owner = "fk-" + UUID.randomUUID().toString().substring(0, 8);
     token = Tokens.user(owner);
-    base = Files.createDirectories(data.root().resolve("files").resolve(owner));
+    base = Files.createDirectories(data.root().resolve("files/user").resolve(owner));
     outside = Files.createDirectories(data.root().resolve("outside-" + owner));
     Files.writeString(outside.resolve("secret.txt"), "not yours");
   }
@@ -264,11 +264,13 @@ class ForkServiceTest {
 
   @Test
   void shouldDropARelativeLinkThatWouldLeadOutFromTheCopysPlace() throws Exception {
-    // From files/<owner>/deep/site/up.txt, ../../<owner>-x.txt is files/<owner>/<owner>-x.txt;
-    // from files/<owner>/flat/up.txt the same text names files/<owner>-x.txt: another folder.
+    // From <owner's folder>/deep/site/up.txt, ../../<owner>-x.txt is <owner's
+    // folder>/<owner>-x.txt;
+    // from <owner's folder>/flat/up.txt the same text names files/user/<owner>-x.txt: another
+    // owner's folder.
     String name = owner + "-x.txt";
     write(name, "mine");
-    Path foreign = data.root().resolve("files").resolve(name);
+    Path foreign = base.resolveSibling(name);
     Files.writeString(foreign, "someone else's");
     try {
       write("deep/site/page.txt", "page");

@@ -28,7 +28,8 @@ public final class SeoFixtures {
   /** A new owner with an empty folder under {@code files/}. */
   public static Owner newOwner(Path dataRoot) {
     String id = "seo-" + UUID.randomUUID();
-    Path folder = FileScope.ofOwner(dataRoot, id).ensureBase();
+    Path folder =
+        FileScope.ofOwner(dataRoot, new io.asyncjobs.queue.Owner("user", id)).ensureBase();
     return new Owner(id, Tokens.user(id), folder);
   }
 

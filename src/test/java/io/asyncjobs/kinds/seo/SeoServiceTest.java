@@ -432,7 +432,7 @@ class SeoServiceTest {
   void shouldLetAnAdminAuditAnyOwnersSiteByItsFullPath() throws Exception {
     write(owner.folder().resolve("www"), "index.html", "<title>Owned</title><h1>x</h1>");
     String admin = Tokens.admin("seo-admin-" + UUID.randomUUID());
-    String path = owner.folder().getFileName() + "/www";
+    String path = "user/" + owner.folder().getFileName() + "/www";
     String uid = enqueue(admin, "seo", "{\"site\": \"" + path + "\"}");
     runAll(seo);
     status(admin, uid).then().body("status", equalTo("done")).body("result.pages", equalTo(1));

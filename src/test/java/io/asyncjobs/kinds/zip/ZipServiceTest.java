@@ -54,7 +54,7 @@ class ZipServiceTest {
   @BeforeEach
   void tree() throws IOException {
     db.clearJobs();
-    home = data.root().resolve("files/zoe");
+    home = data.root().resolve("files/user/zoe");
     Trees.delete(home);
     Files.createDirectories(home.resolve("docs/sub"));
     Files.createDirectories(home.resolve("docs/empty"));
@@ -253,7 +253,7 @@ class ZipServiceTest {
 
   @Test
   void shouldNotFollowALinkOutOfTheTreeThatAppearedAfterTheEnqueue() throws Exception {
-    Path outside = Files.createDirectories(data.root().resolve("files/yan"));
+    Path outside = Files.createDirectories(data.root().resolve("files/user/yan"));
     Files.writeString(outside.resolve("secret.txt"), "not zoe's");
     String uid = enqueue(ZOE, "zip", "{\"paths\": [\"docs\"]}");
     Files.createSymbolicLink(home.resolve("docs/secret.txt"), outside.resolve("secret.txt"));
@@ -274,7 +274,7 @@ class ZipServiceTest {
 
   @Test
   void shouldNeverArchiveAFileSwappedForALinkAndLeaveNothingOpen() throws Exception {
-    Path outside = Files.createDirectories(data.root().resolve("files/yan"));
+    Path outside = Files.createDirectories(data.root().resolve("files/user/yan"));
     Files.writeString(outside.resolve("secret.txt"), "not zoe's");
     String uid = enqueue(ZOE, "zip", "{\"paths\": [\"docs\"]}");
     // The job lists docs/a.txt as a file; soon after, it leads to yan's file. (The race between
@@ -326,8 +326,8 @@ class ZipServiceTest {
   void shouldFailWhenANamedPathNowLeadsOut() throws Exception {
     String uid = enqueue(ZOE, "zip", "{\"paths\": [\"docs\"]}");
     Trees.delete(home.resolve("docs"));
-    Files.createDirectories(data.root().resolve("files/yan"));
-    Files.createSymbolicLink(home.resolve("docs"), data.root().resolve("files/yan"));
+    Files.createDirectories(data.root().resolve("files/user/yan"));
+    Files.createSymbolicLink(home.resolve("docs"), data.root().resolve("files/user/yan"));
 
     runAll(zip);
 
@@ -343,11 +343,11 @@ class ZipServiceTest {
   @Test
   void shouldLetAnAdminArchiveAnyOwnersFilesAndRemoveTheArchiveOnExpiry() throws Exception {
     String admin = Tokens.admin("root");
-    String uid = enqueue(admin, "zip", "{\"paths\": [\"zoe/docs/sub\"]}");
+    String uid = enqueue(admin, "zip", "{\"paths\": [\"user/zoe/docs/sub\"]}");
     runAll(zip);
     Path archive = download(admin, uid);
     unzipTest(archive);
-    assertThat(names(archive)).contains("zoe/docs/sub/b.md");
+    assertThat(names(archive)).contains("user/zoe/docs/sub/b.md");
     Path folder = data.root().resolve("artifacts/zip/" + uid);
     assertThat(folder).isDirectory();
 

@@ -1,0 +1,113 @@
+package io.asyncjobs.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.asyncjobs.testing.Database;
+import io.asyncjobs.testing.LogCapture;
+import io.asyncjobs.testing.RawHttp;
+import io.asyncjobs.testing.Tokens;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.logging.Level;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The body limit ({@code jobs.api.max-body-bytes}, 1 MiB) holds however the body is framed: with a
+ * Content-Length, or chunked with none. Either way a larger body gets a 413 problem, nothing is
+ * enqueued and nothing is logged as an error.
+ */
+@QuarkusTest
+class RequestLimitsTest {
+
+  private static final String ALICE = Tokens.user("alice");
+  private static final int MIB = 1024 * 1024;
+
+  @Inject Database db;
+  @Inject ObjectMapper json;
+
+  @TestHTTPResource("/")
+  URI base;
+
+  @BeforeEach
+  void clean() {
+    db.clearJobs();
+  }
+
+  @Test
+  void shouldRefuseAChunkedBodyOverTheLimitWithAProblemAndNoErrorLog() throws Exception {
+    // 2 MiB is over this service's limit; 11 MiB is over Quarkus's own (10 MiB) as well.
+    for (int size : new int[] {2 * MIB, 11 * MIB}) {
+      try (LogCapture errors = LogCapture.start(Level.SEVERE)) {
+        RawHttp.Answer answer =
+            RawHttp.send(base, post("Transfer-Encoding: chunked"), body(size), true);
+
+        assertThat(answer.status()).as("%d bytes chunked: %s", size, answer.body()).isEqualTo(413);
+        assertProblem(answer, "body-too-large");
+        assertThat(answer.closed()).as("the rest of the body is not read").isTrue();
+        assertThat(errors.lines()).as("%d bytes chunked", size).isEmpty();
+      }
+    }
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+  }
+
+  @Test
+  void shouldRefuseADeclaredLengthOverTheLimitWithAProblemWhateverItsSize() throws Exception {
+    for (int size : new int[] {2 * MIB, 11 * MIB}) {
+      try (LogCapture errors = LogCapture.start(Level.SEVERE)) {
+        // The answer comes on the headers alone: the body need not be sent.
+        RawHttp.Answer answer =
+            RawHttp.send(base, post("Content-Length: " + size), new byte[0], false);
+
+        assertThat(answer.status()).as("%d bytes declared", size).isEqualTo(413);
+        assertProblem(answer, "body-too-large");
+        assertThat(answer.body()).contains(Integer.toString(size));
+        assertThat(answer.closed()).as("the body is not waited for").isTrue();
+        assertThat(errors.lines()).isEmpty();
+      }
+    }
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+  }
+
+  @Test
+  void shouldTakeAChunkedBodyWithinTheLimit() throws Exception {
+    byte[] body = "{\"sleep_ms\": 1}".getBytes(StandardCharsets.UTF_8);
+
+    RawHttp.Answer answer = RawHttp.send(base, post("Transfer-Encoding: chunked"), body, true);
+
+    assertThat(answer.status()).as(answer.body()).isEqualTo(202);
+    assertThat(db.query("SELECT uid FROM jobs")).hasSize(1);
+  }
+
+  private String post(String framing) {
+    return String.join(
+        "\r\n",
+        "POST /api/noop HTTP/1.1",
+        "Host: " + base.getHost() + ":" + base.getPort(),
+        "Authorization: Bearer " + ALICE,
+        "Content-Type: application/json",
+        framing);
+  }
+
+  /** A valid noop payload of exactly {@code size} bytes, padded with blanks. */
+  private static byte[] body(int size) {
+    String head = "{\"sleep_ms\": 1";
+    return (head + " ".repeat(size - head.length() - 1) + "}").getBytes(StandardCharsets.UTF_8);
+  }
+
+  private void assertProblem(RawHttp.Answer answer, String type) throws Exception {
+    assertThat(answer.headers().get("content-type"))
+        .as("%d %s %s", answer.status(), answer.headers(), answer.body())
+        .startsWith(Problem.MEDIA_TYPE);
+    JsonNode problem = json.readTree(answer.body());
+    assertThat(problem.path("type").asText()).isEqualTo(Problem.TYPE_PREFIX + type);
+    assertThat(problem.path("title").asText()).isNotEmpty();
+    assertThat(problem.path("status").asInt()).isEqualTo(answer.status());
+    assertThat(problem.path("detail").asText()).isNotEmpty();
+  }
+}
