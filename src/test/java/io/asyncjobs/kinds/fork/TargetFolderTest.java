@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.asyncjobs.files.FileScope;
 import io.asyncjobs.files.PathRefusedException;
+import io.asyncjobs.queue.Owner;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
@@ -26,7 +27,7 @@ class TargetFolderTest {
 
   @BeforeEach
   void completeCopy() throws Exception {
-    scope = FileScope.ofOwner(root, "o");
+    scope = FileScope.ofOwner(root, new Owner("user", "o"));
     base = scope.ensureBase();
     outside = Files.createDirectories(root.resolve("outside"));
     temp = Files.createDirectories(root.resolve("tmp/fork/x"));

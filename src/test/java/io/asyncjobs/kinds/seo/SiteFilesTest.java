@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.asyncjobs.files.FileScope;
+import io.asyncjobs.queue.Owner;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.BeforeEach;
@@ -19,7 +20,7 @@ class SiteFilesTest {
 
   @BeforeEach
   void site() throws Exception {
-    scope = FileScope.ofOwner(root, "o");
+    scope = FileScope.ofOwner(root, new Owner("user", "o"));
     site = Files.createDirectories(scope.ensureBase().resolve("www"));
   }
 
