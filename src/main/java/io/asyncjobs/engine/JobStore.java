@@ -377,14 +377,7 @@ public class JobStore {
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(JOB_COMPLETE_MANY)) {
       bindCompletions(c, ps, 1, completions, epoch, retention);
-      Map<UUID, JobStatus> written = new HashMap<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          written.put(
-              rs.getObject(1, UUID.class), JobStatus.fromDbValue(rs.getString(2)).orElseThrow());
-        }
-      }
-      return written;
+      return statuses(ps);
     }
   }
 

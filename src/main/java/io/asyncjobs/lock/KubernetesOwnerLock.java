@@ -35,7 +35,7 @@ import org.jboss.logging.Logger;
  * timestamps for people to read. Every write is a JSON merge patch carrying the version it read, so
  * the server refuses it when anyone else wrote in between.
  */
-public final class KubernetesOwnerLock implements OwnerLock {
+public final class KubernetesOwnerLock extends HeldLock {
 
   /** A Lease's times are RFC 3339 with exactly six fraction digits. */
   private static final DateTimeFormatter MICRO_TIME =
@@ -45,8 +45,6 @@ public final class KubernetesOwnerLock implements OwnerLock {
 
   private final KubernetesClient client;
   private final String namespace;
-  private final String name;
-  private final String identity;
   private final Duration leaseDuration;
   private final Duration renewDeadline;
   private final Duration retryPeriod;
@@ -57,7 +55,6 @@ public final class KubernetesOwnerLock implements OwnerLock {
   private final LongSupplier nanos;
   private final long stalledAfterNanos;
   private final ScheduledExecutorService timer;
-  private final Holding holding;
 
   private volatile boolean released;
   private volatile long lastAttemptNanos;
@@ -117,10 +114,13 @@ public final class KubernetesOwnerLock implements OwnerLock {
       LockMetrics metrics,
       Clock wallClock,
       LongSupplier nanos) {
+    super(
+        "kubernetes",
+        name,
+        identity,
+        new Holding(identity, renewDeadline, retryPeriod, nanos, metrics));
     this.client = client;
     this.namespace = Objects.requireNonNull(namespace, "namespace");
-    this.name = name;
-    this.identity = identity;
     this.leaseDuration = leaseDuration;
     this.renewDeadline = renewDeadline;
     this.retryPeriod = retryPeriod;
@@ -129,7 +129,6 @@ public final class KubernetesOwnerLock implements OwnerLock {
     this.metrics = metrics;
     this.wallClock = wallClock;
     this.nanos = nanos;
-    this.holding = new Holding(identity, renewDeadline, retryPeriod, nanos, metrics);
     // An attempt makes at most two requests, each bounded by the client's request timeout, which
     // the producer keeps below the renew deadline.
     this.stalledAfterNanos =
@@ -161,41 +160,6 @@ public final class KubernetesOwnerLock implements OwnerLock {
   }
 
   @Override
-  public Trust trust() {
-    return holding.trust();
-  }
-
-  @Override
-  public long epoch() {
-    return holding.epoch();
-  }
-
-  @Override
-  public boolean earlierHoldersSettled() {
-    return holding.earlierHoldersSettled();
-  }
-
-  @Override
-  public void superseded(long epoch) {
-    holding.superseded(epoch);
-  }
-
-  @Override
-  public String name() {
-    return name;
-  }
-
-  @Override
-  public String identity() {
-    return identity;
-  }
-
-  @Override
-  public OwnerStatus status() {
-    return holding.status("kubernetes", competing());
-  }
-
-  /** Whether attempts still happen: false once released, or when one has hung far too long. */
   boolean competing() {
     return !released && nanos.getAsLong() - lastAttemptNanos < stalledAfterNanos;
   }

@@ -28,7 +28,7 @@ import org.postgresql.PGConnection;
  * epoch, under which the engine adopts the jobs it is still running. Should another replica hold it
  * instead, the holding is lost at once.
  */
-public final class PostgresOwnerLock implements OwnerLock {
+public final class PostgresOwnerLock extends HeldLock {
 
   private static final Logger LOG = Logger.getLogger(PostgresOwnerLock.class);
 
@@ -56,14 +56,11 @@ public final class PostgresOwnerLock implements OwnerLock {
 
   private final String url;
   private final Properties connectionProperties;
-  private final String name;
   private final long key;
-  private final String identity;
   private final Duration retryPeriod;
   private final Duration settle;
   private final long stalledAfterNanos;
   private final LongSupplier nanos;
-  private final Holding holding;
   private final LockMetrics metrics;
   private final ScheduledExecutorService timer;
 
@@ -127,6 +124,11 @@ public final class PostgresOwnerLock implements OwnerLock {
       Duration takeoverMargin,
       LockMetrics metrics,
       LongSupplier nanos) {
+    super(
+        "postgres",
+        name,
+        identity,
+        new Holding(identity, renewDeadline, retryPeriod, nanos, metrics));
     this.url = url;
     this.connectionProperties = new Properties();
     if (user != null) {
@@ -141,9 +143,7 @@ public final class PostgresOwnerLock implements OwnerLock {
     // A query that hangs longer than the deadline has lost the lock anyway.
     connectionProperties.setProperty(
         "socketTimeout", Long.toString(Math.max(1, renewDeadline.toSeconds())));
-    this.name = name;
     this.key = keyOf(name);
-    this.identity = identity;
     this.retryPeriod = retryPeriod;
     // The session of an earlier holder may have ended a moment after its last confirmation, and
     // that
@@ -153,7 +153,6 @@ public final class PostgresOwnerLock implements OwnerLock {
     this.stalledAfterNanos =
         retryPeriod.multipliedBy(3).plus(renewDeadline).plusSeconds(5).toNanos();
     this.nanos = nanos;
-    this.holding = new Holding(identity, renewDeadline, retryPeriod, nanos, metrics);
     this.metrics = metrics;
     this.lastAttemptNanos = nanos.getAsLong();
     this.timer =
@@ -214,41 +213,6 @@ public final class PostgresOwnerLock implements OwnerLock {
   }
 
   @Override
-  public Trust trust() {
-    return holding.trust();
-  }
-
-  @Override
-  public long epoch() {
-    return holding.epoch();
-  }
-
-  @Override
-  public boolean earlierHoldersSettled() {
-    return holding.earlierHoldersSettled();
-  }
-
-  @Override
-  public void superseded(long epoch) {
-    holding.superseded(epoch);
-  }
-
-  @Override
-  public String name() {
-    return name;
-  }
-
-  @Override
-  public String identity() {
-    return identity;
-  }
-
-  @Override
-  public OwnerStatus status() {
-    return holding.status("postgres", competing());
-  }
-
-  /** Whether attempts still happen: false once released, or when one has hung far too long. */
   boolean competing() {
     return !released && nanos.getAsLong() - lastAttemptNanos < stalledAfterNanos;
   }

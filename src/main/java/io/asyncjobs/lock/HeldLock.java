@@ -1,0 +1,59 @@
+package io.asyncjobs.lock;
+
+/**
+ * What the two competing locks share: a {@link Holding} that answers trust, epoch and takeover
+ * questions, and the lock's name and this replica's identity. Each implementation says how it
+ * competes and whether it still does.
+ */
+abstract class HeldLock implements OwnerLock {
+
+  private final String mode;
+  final String name;
+  final String identity;
+  final Holding holding;
+
+  HeldLock(String mode, String name, String identity, Holding holding) {
+    this.mode = mode;
+    this.name = name;
+    this.identity = identity;
+    this.holding = holding;
+  }
+
+  /** Whether attempts still happen: false once released, or when one has hung far too long. */
+  abstract boolean competing();
+
+  @Override
+  public Trust trust() {
+    return holding.trust();
+  }
+
+  @Override
+  public long epoch() {
+    return holding.epoch();
+  }
+
+  @Override
+  public boolean earlierHoldersSettled() {
+    return holding.earlierHoldersSettled();
+  }
+
+  @Override
+  public void superseded(long epoch) {
+    holding.superseded(epoch);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public String identity() {
+    return identity;
+  }
+
+  @Override
+  public OwnerStatus status() {
+    return holding.status(mode, competing());
+  }
+}
