@@ -148,6 +148,9 @@ public class JobMetrics implements EngineMetrics {
     m.swept.increment(result.swept());
     m.cleanupErrors.increment(result.cleanupErrors());
     m.timedOut.increment(result.timedOut());
+    m.putBackDatabase.increment(result.retried());
+    m.putBackGivenUp.increment(result.released());
+    m.adopted.increment(result.adopted());
   }
 
   @Override
@@ -243,6 +246,9 @@ public class JobMetrics implements EngineMetrics {
     final Counter swept;
     final Counter cleanupErrors;
     final Counter timedOut;
+    final Counter putBackDatabase;
+    final Counter putBackGivenUp;
+    final Counter adopted;
     final Timer tickDuration;
     final Map<JobStatus, AtomicLong> depth = new EnumMap<>(JobStatus.class);
     final AtomicReference<Instant> oldestPending = new AtomicReference<>();
@@ -266,6 +272,13 @@ public class JobMetrics implements EngineMetrics {
       cleanupErrors =
           counter("jobs.cleanup.errors", kind, "Expired jobs kept because their cleanup failed");
       timedOut = counter("jobs.timed.out", kind, "Jobs failed for running past their timeout");
+      putBackDatabase = putBack(kind, "database");
+      putBackGivenUp = putBack(kind, "given-up");
+      adopted =
+          counter(
+              "jobs.adopted",
+              kind,
+              "Running jobs kept under a new epoch after the owner took its lock back");
       tickDuration =
           Timer.builder("jobs.tick.duration")
               .description("Time one scheduled run of a service took")
@@ -319,6 +332,16 @@ public class JobMetrics implements EngineMetrics {
           .description("Job outcomes written, by final status")
           .tag("kind", kind)
           .tag("status", status)
+          .register(registry);
+    }
+
+    private Counter putBack(String kind, String reason) {
+      return Counter.builder("jobs.put.back")
+          .description(
+              "Running jobs put back to pending by the replica that ran them: the database went"
+                  + " away under the task, or its work was given up (handover, lost lock)")
+          .tag("kind", kind)
+          .tag("reason", reason)
           .register(registry);
     }
 

@@ -11,6 +11,7 @@ import io.asyncjobs.queue.JobStatus;
 import io.asyncjobs.settings.SettingsOverride;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.testing.Database;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.sql.Connection;
@@ -42,6 +43,7 @@ class EngineFaultsTest {
   @Inject SettingsStore settings;
   @Inject OwnerLock realLock;
   @Inject Database db;
+  @Inject MeterRegistry registry;
 
   private SteerableLock lock;
 
@@ -136,9 +138,13 @@ class EngineFaultsTest {
     service.runOnce();
     service.awaitTasks(Duration.ofSeconds(5));
 
+    double before = putBack("database");
     TickResult result = service.runOnce();
 
     assertThat(result.retried()).isEqualTo(1);
+    assertThat(putBack("database") - before)
+        .as("jobs_put_back_total{reason=database}")
+        .isEqualTo(1);
     Job back = queue.getJob(uid).orElseThrow();
     assertThat(back.status).isIn(JobStatus.PENDING, JobStatus.RUNNING);
     assertThat(back.retryCount).isEqualTo(1);
@@ -257,8 +263,11 @@ class EngineFaultsTest {
     assertThat(killed).isEqualTo(1);
     awaitTrue(() -> realLock.isOwner() && realLock.epoch() > before, Duration.ofSeconds(10));
 
+    double adoptedBefore = registry.counter("jobs.adopted", "kind", "controlled").count();
     TickResult adopted = service.runOnce();
     assertThat(adopted.adopted()).isEqualTo(1);
+    assertThat(registry.counter("jobs.adopted", "kind", "controlled").count() - adoptedBefore)
+        .isEqualTo(1);
     assertThat(service.interrupted).isEmpty();
     service.release(uid);
     service.awaitReturned(uid);
@@ -331,6 +340,10 @@ class EngineFaultsTest {
       assertThat(notes).extracting(PGNotification::getParameter).contains("controlled:head");
       s.execute("UNLISTEN *");
     }
+  }
+
+  private double putBack(String reason) {
+    return registry.counter("jobs.put.back", "kind", "controlled", "reason", reason).count();
   }
 
   private UUID enqueue(Map<String, Object> payload) {
