@@ -4,13 +4,10 @@ import static io.asyncjobs.failover.DatabaseFaultsIT.assertClean;
 import static io.asyncjobs.failover.DatabaseFaultsIT.ms;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.asyncjobs.testing.MockApiServer;
 import io.asyncjobs.testing.ServiceProcess;
 import io.asyncjobs.testing.TcpProxy;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
-import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -38,14 +35,7 @@ class ApiServerFaultsIT {
 
   @BeforeEach
   void startCluster() throws Exception {
-    apiServer =
-        new KubernetesMockServer(
-            new Context(),
-            new MockWebServer(),
-            new HashMap<>(),
-            new KubernetesCrudDispatcher(),
-            false);
-    apiServer.init(InetAddress.getLoopbackAddress(), 0);
+    apiServer = MockApiServer.start();
     cluster = new FaultCluster();
   }
 
@@ -137,6 +127,7 @@ class ApiServerFaultsIT {
             "answers from the API server 0.4 s late for 8 s",
             late + " of " + samples + " samples paused, owner kept");
     assertClean(effects);
+    assertThat(late).as("claiming paused while confirmations were late").isPositive();
     assertThat(effects.ranTwice()).as("nothing was interrupted").isZero();
     assertThat(owner.isOwner()).isTrue();
   }

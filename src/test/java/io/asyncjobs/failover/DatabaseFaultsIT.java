@@ -80,7 +80,7 @@ class DatabaseFaultsIT {
         () -> pair[0].readinessStatus() != 200 && pair[1].readinessStatus() != 200,
         Duration.ofSeconds(10),
         "both replicas unready while the database is down");
-    Thread.sleep(Math.max(0, Duration.ofSeconds(30).toMillis() - ms(stoppedAt)));
+    Thread.sleep(Math.max(0, Duration.ofSeconds(30).toMillis() - millisSince(stoppedAt)));
     assertThat(pair[0].isAlive() && pair[1].isAlive()).as("nobody restarted").isTrue();
     cluster.startDatabase();
     Duration ready =
@@ -153,7 +153,7 @@ class DatabaseFaultsIT {
     return d.toMillis() + " ms";
   }
 
-  static long ms(long sinceNanos) {
+  static long millisSince(long sinceNanos) {
     return Duration.ofNanos(System.nanoTime() - sinceNanos).toMillis();
   }
 }

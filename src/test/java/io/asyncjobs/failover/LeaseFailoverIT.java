@@ -1,11 +1,7 @@
 package io.asyncjobs.failover;
 
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.asyncjobs.testing.MockApiServer;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
-import java.net.InetAddress;
-import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 
@@ -24,14 +20,7 @@ class LeaseFailoverIT extends FailoverScenarios {
 
   @Override
   Map<String, String> lockEnvironment() {
-    apiServer =
-        new KubernetesMockServer(
-            new Context(),
-            new MockWebServer(),
-            new HashMap<>(),
-            new KubernetesCrudDispatcher(),
-            false);
-    apiServer.init(InetAddress.getLoopbackAddress(), 0);
+    apiServer = MockApiServer.start();
     // The other replica takes a released Lease at its next retry, which fabric8 jitters up to 2.2
     // retry periods away; half a second keeps the handover under the two seconds allowed (at 1 s a
     // run took 2.09 s).
