@@ -3,6 +3,7 @@ package io.asyncjobs.engine;
 import io.asyncjobs.config.ServiceSettings;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.Job;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -151,13 +152,50 @@ public abstract class JobService extends BaseService {
 
   /**
    * The fencing epoch the row of the job that {@code process} works on carries now: the claim's, or
-   * a later one the owner adopted it under after taking the lock back. A job whose effects go to
-   * the jobs database can guard them with it ({@code WHERE uid = ? AND status = 'running' AND epoch
-   * = ?}), so that they never land once another owner holds the job. Outside {@code process}, zero.
+   * a later one the owner adopted it under after taking the lock back. Good for labelling what a
+   * job did; to guard an effect, use {@link #whileHeld}, since an adoption may change the epoch
+   * between reading it and the statement it guards. Outside {@code process}, zero.
    */
   protected final long currentEpoch() {
     Task task = CURRENT.get();
     return task == null ? 0 : task.epoch();
+  }
+
+  /** An effect guarded by the epochs the job's row may carry; see {@link #whileHeld}. */
+  @FunctionalInterface
+  protected interface EpochGuarded {
+    /**
+     * Applies the effect only where the job is still running under one of {@code epochs} ({@code
+     * ... AND j.status = 'running' AND j.epoch = ANY (?)}).
+     *
+     * @return whether it landed
+     */
+    boolean apply(long[] epochs) throws SQLException;
+  }
+
+  /**
+   * Applies an effect that must land only while this replica still holds the job that {@code
+   * process} works on, and says whether it landed. Reading {@link #currentEpoch} and then guarding
+   * a statement with it races the owner: after taking its lock back, the owner adopts the row under
+   * its new epoch, and a statement checked against the old one misses the row although the job
+   * never left this replica. Here {@code effect} gets every epoch the row may carry, a set that
+   * grows before an adoption runs; when it did not land and an adoption came in between, it is
+   * applied again with the new set, so it must be safe to apply twice when it did not land. Outside
+   * {@code process}, the effect gets no epochs.
+   */
+  protected final boolean whileHeld(EpochGuarded effect) throws SQLException {
+    Task task = CURRENT.get();
+    long[] epochs = task == null ? new long[0] : task.epochs();
+    while (true) {
+      if (effect.apply(epochs)) {
+        return true;
+      }
+      long[] now = task == null ? epochs : task.epochs();
+      if (now == epochs) {
+        return false;
+      }
+      epochs = now;
+    }
   }
 
   /**
@@ -488,10 +526,11 @@ public abstract class JobService extends BaseService {
    * touched a row that is still running under the epoch its task claimed it with.
    */
   private void adopt(long epoch, Instant now, Tally tally) {
-    Map<UUID, Long> earlier = new HashMap<>();
+    Map<UUID, long[]> earlier = new HashMap<>();
     for (Task task : inFlight.values()) {
       if (task.working() && task.epoch() != epoch) {
-        earlier.put(task.job.uid, task.epoch());
+        task.adopting(epoch);
+        earlier.put(task.job.uid, task.epochs());
       }
     }
     if (earlier.isEmpty()) {

@@ -208,8 +208,9 @@ public class JobStore {
 
   /**
    * JobAdoptMany: an owner that took the lock back at a new epoch keeps the jobs it is still
-   * running: rows still running under the epoch each task claimed them with are stamped with the
-   * new one. A row someone else touched meanwhile is not. Fenced like a claim.
+   * running: rows still running under an epoch their task's row may carry (the claim's, or one
+   * adopted under since) are stamped with the new one. A row someone else touched meanwhile is not.
+   * Fenced like a claim.
    */
   private static final String JOB_ADOPT_MANY =
       "WITH "
@@ -217,7 +218,7 @@ public class JobStore {
           + """
            UPDATE jobs j
               SET epoch = (SELECT epoch FROM fence), updated_at = ?
-             FROM unnest(?::uuid[], ?::bigint[]) AS a(uid, epoch)
+             FROM (SELECT DISTINCT * FROM unnest(?::uuid[], ?::bigint[])) AS a(uid, epoch)
             WHERE j.uid = a.uid AND j.status = 'running' AND j.epoch = a.epoch
               AND EXISTS (SELECT 1 FROM fence)
            RETURNING j.uid
@@ -570,19 +571,33 @@ public class JobStore {
   /**
    * Stamps the rows of jobs this process still runs with {@code epoch}, the one it just took.
    *
-   * @param claimedUnder each job and the epoch its row was claimed (or last adopted) under
+   * <p>A row counts as still this process's when it runs under any epoch its task's row may carry:
+   * the claim's, one adopted under since, or {@code epoch} itself, for an adoption that committed
+   * but whose answer was lost. Only this process ever stamps those epochs.
+   *
+   * @param heldUnder each job and the epochs its row may carry while its task holds it
    */
-  public Adopted adoptMany(Map<UUID, Long> claimedUnder, long epoch, Instant now) {
-    if (claimedUnder.isEmpty()) {
+  public Adopted adoptMany(Map<UUID, long[]> heldUnder, long epoch, Instant now) {
+    if (heldUnder.isEmpty()) {
       return new Adopted(false, Set.of());
     }
-    List<UUID> uids = new ArrayList<>(claimedUnder.keySet());
+    List<UUID> uids = new ArrayList<>();
+    List<Long> epochs = new ArrayList<>();
+    heldUnder.forEach(
+        (uid, held) -> {
+          for (long e : held) {
+            uids.add(uid);
+            epochs.add(e);
+          }
+          uids.add(uid);
+          epochs.add(epoch);
+        });
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_ADOPT_MANY)) {
       int next = bindFence(ps, 1, epoch);
       ps.setObject(next++, timestamp(now));
       ps.setArray(next++, c.createArrayOf("uuid", uids.toArray(UUID[]::new)));
-      ps.setArray(next, c.createArrayOf("bigint", uids.stream().map(claimedUnder::get).toArray()));
+      ps.setArray(next, c.createArrayOf("bigint", epochs.toArray()));
       Set<UUID> adopted = uids(ps);
       return new Adopted(adopted.isEmpty() && !fenceHolds(c, epoch), adopted);
     } catch (SQLException e) {

@@ -2,6 +2,7 @@ package io.asyncjobs.engine;
 
 import io.asyncjobs.queue.Job;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
@@ -20,6 +21,13 @@ final class Task {
 
   /** The epoch the row is stamped with: the claim's, or the one it was adopted under since. */
   private volatile long epoch;
+
+  /**
+   * Every epoch the row may carry while this task holds it: the claim's, then each one an adoption
+   * stamped or was about to stamp. Replaced whole (never changed in place), before the adoption's
+   * statement runs, so a guard that reads it never misses the row's epoch.
+   */
+  private volatile long[] epochs;
 
   volatile Future<?> future;
 
@@ -50,10 +58,32 @@ final class Task {
     this.job = job;
     this.startedAt = startedAt;
     this.epoch = epoch;
+    this.epochs = new long[] {epoch};
   }
 
   long epoch() {
     return epoch;
+  }
+
+  /**
+   * The epochs the row may carry while this task holds it. Only this replica stamps these epochs,
+   * and only on rows it holds, so a row still running under one of them is still this task's.
+   */
+  long[] epochs() {
+    return epochs;
+  }
+
+  /** An adoption under {@code newEpoch} is about to run; from now on the row may carry it. */
+  void adopting(long newEpoch) {
+    long[] known = epochs;
+    for (long e : known) {
+      if (e == newEpoch) {
+        return;
+      }
+    }
+    long[] more = Arrays.copyOf(known, known.length + 1);
+    more[known.length] = newEpoch;
+    epochs = more;
   }
 
   /** The row now carries {@code newEpoch}. */

@@ -1,9 +1,16 @@
 package io.asyncjobs.engine;
 
+import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.queue.Job;
+import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -21,8 +28,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A job kind the tests steer: a job whose payload has {@code block: true} waits in {@code process}
  * until the test releases it; {@code fail} makes it throw; {@code fail_sqlstate} makes it throw an
  * SQL error with that state; {@code result} is returned as is, {@code result_with_nul} returns a
- * result PostgreSQL cannot store. It records the order jobs started in, the most that ran at once,
- * interrupts and cleanups.
+ * result PostgreSQL cannot store; {@code guarded_effect} checks, through {@link #whileHeld}, that
+ * the job still runs under one of the epochs it is given, after waiting at its first try until the
+ * test lets it go on ({@link #guardReached}, {@link #letGuardGoOn}). It records the order jobs
+ * started in, the most that ran at once, interrupts and cleanups.
  */
 @Singleton // no client proxy: the tests read its fields directly
 public class ControlledService extends JobService {
@@ -40,6 +49,14 @@ public class ControlledService extends JobService {
   private final Map<UUID, Semaphore> stepGates = new ConcurrentHashMap<>();
   private final Map<UUID, Semaphore> steppedGates = new ConcurrentHashMap<>();
   private volatile boolean releaseAll;
+
+  /** The epochs each try of a guarded effect was given, in order. */
+  final List<List<Long>> guardTries = Collections.synchronizedList(new ArrayList<>());
+
+  private final Semaphore guardReached = new Semaphore(0);
+  private final Semaphore guardGoesOn = new Semaphore(0);
+
+  @Inject AgroalDataSource dataSource;
 
   /** Sees each cleanup call before it returns. */
   interface CleanupObserver {
@@ -84,6 +101,9 @@ public class ControlledService extends JobService {
       if (job.payload.get("fail_sqlstate") instanceof String state) {
         throw new java.sql.SQLException("the database said " + state, state);
       }
+      if (Boolean.TRUE.equals(job.payload.get("guarded_effect"))) {
+        return Map.of("landed", whileHeld(epochs -> guardedEffect(job, epochs)));
+      }
       if (Boolean.TRUE.equals(job.payload.get("result_with_nul"))) {
         return Map.of("text", "a\u0000b");
       }
@@ -96,6 +116,43 @@ public class ControlledService extends JobService {
     } finally {
       active.decrementAndGet();
     }
+  }
+
+  private boolean guardedEffect(Job job, long[] epochs) throws SQLException {
+    guardTries.add(Arrays.stream(epochs).boxed().toList());
+    if (guardTries.size() == 1) {
+      guardReached.release();
+      try {
+        if (!guardGoesOn.tryAcquire(10, TimeUnit.SECONDS)) {
+          throw new IllegalStateException("test never let the guarded effect go on");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new SQLException("interrupted", e);
+      }
+    }
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT 1 FROM jobs WHERE uid = ? AND status = 'running' AND epoch = ANY (?)")) {
+      ps.setObject(1, job.uid);
+      ps.setArray(2, c.createArrayOf("bigint", Arrays.stream(epochs).boxed().toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  /** Waits until a guarded effect has read its epochs and waits at its first try. */
+  void guardReached() throws InterruptedException {
+    if (!guardReached.tryAcquire(5, TimeUnit.SECONDS)) {
+      throw new AssertionError("no guarded effect reached its first try within 5 s");
+    }
+  }
+
+  /** Lets the waiting guarded effect run its first try. */
+  void letGuardGoOn() {
+    guardGoesOn.release();
   }
 
   @Override
@@ -174,6 +231,7 @@ public class ControlledService extends JobService {
   /** Releases everything, waits for the threads, forgets what was recorded. */
   void reset() throws InterruptedException {
     releaseAll = true;
+    guardGoesOn.release();
     gates.values().forEach(CountDownLatch::countDown);
     awaitTasks(Duration.ofSeconds(10));
     releaseAll = false;
@@ -186,6 +244,9 @@ public class ControlledService extends JobService {
     cleanups.clear();
     failingCleanups.clear();
     maxActive.set(0);
+    guardTries.clear();
+    guardReached.drainPermits();
+    guardGoesOn.drainPermits();
     cleanupObserver = job -> {};
   }
 

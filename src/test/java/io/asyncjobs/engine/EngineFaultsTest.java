@@ -281,6 +281,66 @@ class EngineFaultsTest {
     assertThat(service.startOrder).as("it ran once").containsExactly(uid);
   }
 
+  /**
+   * The adoption committed but its answer never came back (the connection broke on the way): the
+   * row already carries the new epoch. The next run must see the job as its own, not as taken by
+   * someone else, or it interrupts work that nobody else holds and leaves the row running.
+   */
+  @Test
+  void shouldKeepAJobWhoseAdoptionCommittedButWhoseAnswerWasLost() throws Exception {
+    UUID uid = enqueue(Map.of("block", true, "result", Map.of("ok", true)));
+    service.runOnce();
+    service.nextStarted();
+    long before = realLock.epoch();
+    db.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            + " WHERE application_name = 'async-jobs owner lock'");
+    awaitTrue(() -> realLock.isOwner() && realLock.epoch() > before, Duration.ofSeconds(10));
+    db.update("UPDATE jobs SET epoch = ? WHERE uid = ?", realLock.epoch(), uid);
+
+    assertThat(service.runOnce().adopted()).isEqualTo(1);
+    assertThat(service.interrupted).isEmpty();
+    service.release(uid);
+    service.awaitReturned(uid);
+    service.runOnce();
+
+    Job job = queue.getJob(uid).orElseThrow();
+    assertThat(job.status).isEqualTo(JobStatus.DONE);
+    assertThat(job.retryCount).isZero();
+    assertThat(service.startOrder).as("it ran once").containsExactly(uid);
+  }
+
+  /**
+   * A job's guarded effect reads its epochs, then the owner's lock session is killed, the lock is
+   * taken back and the job adopted under the new epoch before the effect's statement runs. The
+   * statement misses (the row carries the new epoch now); the engine sees the epochs grew and
+   * applies it again, so it lands although the job never left this replica.
+   */
+  @Test
+  void shouldApplyAGuardedEffectAgainWhenItsJobWasAdoptedInBetween() throws Exception {
+    UUID uid = enqueue(Map.of("guarded_effect", true));
+    service.runOnce();
+    service.guardReached();
+    long claimedUnder = realLock.epoch();
+
+    db.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            + " WHERE application_name = 'async-jobs owner lock'");
+    awaitTrue(() -> realLock.isOwner() && realLock.epoch() > claimedUnder, Duration.ofSeconds(10));
+    long adoptedUnder = realLock.epoch();
+    assertThat(service.runOnce().adopted()).isEqualTo(1);
+    service.letGuardGoOn();
+    service.awaitReturned(uid);
+    service.runOnce();
+
+    Job job = queue.getJob(uid).orElseThrow();
+    assertThat(job.status).isEqualTo(JobStatus.DONE);
+    assertThat(job.result).containsEntry("landed", true);
+    assertThat(service.guardTries)
+        .as("tried with the claim's epoch, then again once the adoption added its own")
+        .containsExactly(List.of(claimedUnder), List.of(claimedUnder, adoptedUnder));
+  }
+
   @Test
   void shouldFailACancelledJobAtHandoverInsteadOfRunningItAgain() throws Exception {
     UUID uid = enqueue(Map.of("block", true));

@@ -198,6 +198,9 @@ final class FaultCluster implements AutoCloseable {
       System.out.println(
           "fault suite: overlapping or unfinished executions:\n" + executionsOfInterest());
     }
+    if (effects.failed() + effects.lost() > 0) {
+      System.out.println("fault suite: failed or unfinished jobs:\n" + jobsOfInterest());
+    }
     System.out.println("fault suite: " + line);
     Files.createDirectories(REPORT.getParent());
     if (!Files.exists(REPORT)) {
@@ -211,21 +214,37 @@ final class FaultCluster implements AutoCloseable {
     return effects;
   }
 
+  /**
+   * The first 20 jobs that failed or never finished, with their error, and each execution the noop
+   * recorded for them, one line each.
+   */
+  String jobsOfInterest() throws SQLException {
+    return lines(
+        "SELECT j.uid, j.status, j.epoch, j.retry_count, j.error, e.replica, e.epoch AS run_epoch,"
+            + " e.started_at, e.ended_at, e.executed_at FROM (SELECT * FROM jobs"
+            + " WHERE status <> 'done' ORDER BY uid LIMIT 20) j"
+            + " LEFT JOIN noop_executions e ON e.uid = j.uid ORDER BY j.uid, e.started_at");
+  }
+
   /** Every execution of the jobs that overlapped or never recorded an end, one line each. */
   String executionsOfInterest() throws SQLException {
+    return lines(
+        "SELECT e.uid, e.id, e.replica, e.epoch, e.started_at, e.ended_at, e.executed_at,"
+            + " j.status, j.epoch AS job_epoch, j.retry_count FROM noop_executions e"
+            + " JOIN jobs j ON j.uid = e.uid WHERE e.uid IN (SELECT a.uid FROM"
+            + " noop_executions a JOIN noop_executions b ON a.uid = b.uid AND a.id < b.id"
+            + " WHERE a.started_at < COALESCE(b.ended_at, 'infinity')"
+            + " AND b.started_at < COALESCE(a.ended_at, 'infinity')"
+            + " UNION SELECT uid FROM noop_executions WHERE ended_at IS NULL)"
+            + " ORDER BY e.uid, e.started_at");
+  }
+
+  /** Each row of a query as one line of label=value pairs. */
+  private String lines(String query) throws SQLException {
     StringBuilder out = new StringBuilder();
     try (Connection c = connect();
         Statement s = c.createStatement();
-        ResultSet rs =
-            s.executeQuery(
-                "SELECT e.uid, e.id, e.replica, e.epoch, e.started_at, e.ended_at, e.executed_at,"
-                    + " j.status, j.epoch AS job_epoch, j.retry_count FROM noop_executions e"
-                    + " JOIN jobs j ON j.uid = e.uid WHERE e.uid IN (SELECT a.uid FROM"
-                    + " noop_executions a JOIN noop_executions b ON a.uid = b.uid AND a.id < b.id"
-                    + " WHERE a.started_at < COALESCE(b.ended_at, 'infinity')"
-                    + " AND b.started_at < COALESCE(a.ended_at, 'infinity')"
-                    + " UNION SELECT uid FROM noop_executions WHERE ended_at IS NULL)"
-                    + " ORDER BY e.uid, e.started_at")) {
+        ResultSet rs = s.executeQuery(query)) {
       int columns = rs.getMetaData().getColumnCount();
       while (rs.next()) {
         for (int i = 1; i <= columns; i++) {

@@ -19,6 +19,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
@@ -101,7 +102,8 @@ public class NoopService extends JobService {
       throw e;
     }
     if (!recordEnd(execution, true)) {
-      throw new IllegalStateException("the job is no longer running under epoch " + currentEpoch());
+      throw new IllegalStateException(
+          "the job is no longer running under an epoch of this replica's; its effect did not land");
     }
     return result;
   }
@@ -177,8 +179,8 @@ public class NoopService extends JobService {
   }
 
   /**
-   * Records the end of an execution and, when it worked, its effect, which lands only while the job
-   * is still running under the epoch its row carries: like any effect, it must not land once
+   * Records the end of an execution and, when it worked, its effect, which lands only while this
+   * replica still holds the job (see {@link #whileHeld}): like any effect, it must not land once
    * another owner holds the job. The end is what shows two executions overlapping, so a write that
    * fails because the database went away is tried again, for up to two minutes (an outage of the
    * database in a fault test), whatever interrupts the thread meanwhile.
@@ -187,26 +189,14 @@ public class NoopService extends JobService {
    */
   private boolean recordEnd(UUID execution, boolean effect) throws SQLException {
     OffsetDateTime end = OffsetDateTime.now(ZoneOffset.UTC);
-    long epoch = currentEpoch();
     boolean interrupted = Thread.interrupted();
     long giveUpAt = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
     try {
       while (true) {
-        try (Connection c = dataSource.getConnection();
-            PreparedStatement ps =
-                c.prepareStatement(
-                    "UPDATE noop_executions e SET ended_at = ?,"
-                        + " executed_at = CASE WHEN ? AND EXISTS (SELECT 1 FROM jobs j"
-                        + "   WHERE j.uid = e.uid AND j.status = 'running' AND j.epoch = ?)"
-                        + " THEN clock_timestamp() END"
-                        + " WHERE id = ? RETURNING executed_at IS NOT NULL")) {
-          ps.setObject(1, end);
-          ps.setBoolean(2, effect);
-          ps.setLong(3, epoch);
-          ps.setObject(4, execution);
-          try (ResultSet rs = ps.executeQuery()) {
-            return rs.next() && rs.getBoolean(1);
-          }
+        try {
+          return effect
+              ? whileHeld(epochs -> endOnce(execution, end, true, epochs))
+              : endOnce(execution, end, false, new long[0]);
         } catch (SQLException e) {
           // The engine may interrupt this thread meanwhile (it gave the job up); the pool then
           // refuses the wait for a connection, which is no reason to lose the record.
@@ -225,6 +215,27 @@ public class NoopService extends JobService {
     } finally {
       if (interrupted) {
         Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** One try at recording the end; see {@link #recordEnd}. */
+  private boolean endOnce(UUID execution, OffsetDateTime end, boolean effect, long[] epochs)
+      throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "UPDATE noop_executions e SET ended_at = ?,"
+                    + " executed_at = CASE WHEN ? AND EXISTS (SELECT 1 FROM jobs j"
+                    + "   WHERE j.uid = e.uid AND j.status = 'running' AND j.epoch = ANY (?))"
+                    + " THEN clock_timestamp() END"
+                    + " WHERE id = ? RETURNING executed_at IS NOT NULL")) {
+      ps.setObject(1, end);
+      ps.setBoolean(2, effect);
+      ps.setArray(3, c.createArrayOf("bigint", Arrays.stream(epochs).boxed().toArray()));
+      ps.setObject(4, execution);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
       }
     }
   }
