@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks. Usage: bench/run.sh engine|http|zip|memory
+# Benchmarks. Usage: bench/run.sh engine|http|zip|memory|scale
 #
 # Each suite starts its own PostgreSQL on loopback (Debian's postgresql-15 binaries; installed with
 # apt when missing), measures a reference on that same machine, then runs the benchmark and prints
@@ -10,6 +10,9 @@
 #   http    the packaged app over HTTP: a polling/enqueue load, status GET throughput against a
 #           pgbench primary-key select, and a 1 GiB download against nginx. See docs/benchmarks.md.
 #   zip     the zip kind on a mixed 1 GiB tree against `zip -r -6` on the same tree.
+#   scale   the packaged app beside 10^4 and then 10^7 finished jobs (built with SQL): queue gauges,
+#           service cards, status GET, an owner's listing, a drain of 5,000 noop jobs, the idle
+#           database's CPU and the sweep of 10^6 expired jobs, with the large/small ratio of each.
 #   memory  the packaged app's resident memory, idle, under the HTTP load, zipping and searching a
 #           512 MiB tree, against the memory limit in k8s/base/deployment.yaml.
 set -euo pipefail
@@ -17,8 +20,8 @@ cd "$(dirname "$0")/.."
 
 suite=${1:-engine}
 case "$suite" in
-  engine | http | zip | memory) ;;
-  *) echo "usage: bench/run.sh engine|http|zip|memory" >&2; exit 2 ;;
+  engine | http | zip | memory | scale) ;;
+  *) echo "usage: bench/run.sh engine|http|zip|memory|scale" >&2; exit 2 ;;
 esac
 
 # Installs Debian package $1 with apt when the executable $2 is missing.
@@ -122,6 +125,10 @@ start_app() {
   signature=$(printf '%s.%s' "$header" "$payload" | openssl dgst -sha256 -sign "$keys/private.pem" -binary | b64url)
   printf '%s.%s.%s' "$header" "$payload" "$signature" >"$keys/token"
   token=$(cat "$keys/token")
+  payload=$(printf '{"iss":"%s","sub":"bench-admin","groups":["admin"],"iat":%d,"exp":%d}' \
+    "$issuer" "$now" "$((now + 7200))" | b64url)
+  signature=$(printf '%s.%s' "$header" "$payload" | openssl dgst -sha256 -sign "$keys/private.pem" -binary | b64url)
+  printf '%s.%s.%s' "$header" "$payload" "$signature" >"$keys/admin-token"
 
   # The packaged app, prod profile, on loopback. BENCH_JAVA_OPTS adds JVM options (for example
   # -XX:StartFlightRecording=filename=/tmp/app.jfr,settings=profile to profile it).
@@ -546,6 +553,171 @@ PY
   echo "Ratios: peak resident memory / the Deployment's memory limit (must stay below 1; aim for at most 0.75)."
   echo
   print_results "$out/memory.jsonl"
+}
+
+suite_scale() {
+  local small=${BENCH_SCALE_SMALL:-10000} large=${BENCH_SCALE_LARGE:-10000000}
+  local sweep_rows=${BENCH_SCALE_SWEEP:-1000000} drain_jobs=${BENCH_SCALE_DRAIN:-5000}
+  apt_need curl curl
+  apt_need openssl openssl
+  rm -f "$out/scale.jsonl" "$out/scale-sizes.jsonl"
+  BENCH_APP_ENV="JOBS_SERVICES_NOOP_MAX_CONCURRENT=64 ${BENCH_APP_ENV:-}" start_app scale
+  local tick
+  tick=$(getconf CLK_TCK)
+  # CPU ticks (utime + stime) of every PostgreSQL process.
+  pg_ticks() {
+    local total=0 pid
+    for pid in $(pgrep -f "postgres" || true); do
+      [ -r "/proc/$pid/stat" ] && total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$total"
+  }
+  # Waits until $1 (a count query) reads 0, at most $2 seconds; prints the seconds it took.
+  wait_zero() {
+    python3 - "$1" "$2" "$pg_port" "$PG_BIN/psql" <<'PY'
+import subprocess, sys, time
+query, limit, port, psql = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+start = time.monotonic()
+while True:
+    n = subprocess.run([psql, "-At", "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", "postgres",
+                        "-c", query], capture_output=True, text=True, check=True).stdout.strip()
+    if n == "0":
+        print(round(time.monotonic() - start, 3))
+        break
+    if time.monotonic() - start > limit:
+        sys.exit(f"bench: {query} still reads {n} after {limit} s")
+    time.sleep(0.2)
+PY
+  }
+  # Adds $2 finished jobs starting at number $1: six kinds, a thousand owners (bench-user among
+  # them), a payload and a result of some 200 bytes each, completions over the last week,
+  # time-ordered uids. Written in chunks of a million.
+  fill() {
+    local from=$1 count=$2 chunk
+    while [ "$count" -gt 0 ]; do
+      chunk=$((count < 1000000 ? count : 1000000))
+      psql_ -c "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, result, error,
+                  created_at, started_at, completed_at, updated_at, duration_ms, expires_at,
+                  bytes_in, bytes_out, item_count, epoch)
+                SELECT (lpad(to_hex((extract(epoch FROM t) * 1000)::bigint), 12, '0')
+                        || substr(md5(i::text), 1, 20))::uuid,
+                       (ARRAY['zip', 'fork', 'seo', 'deepsearch', 'seo_meta', 'noop'])[1 + i % 6],
+                       CASE WHEN i % 50 = 0 THEN 'failed' ELSE 'done' END,
+                       'user', CASE WHEN i % 1000 = 0 THEN 'bench-user' ELSE 'owner-' || (i % 1000) END,
+                       jsonb_build_object('paths', jsonb_build_array('/data/files/user/owner/projects/' || i,
+                         '/data/files/user/owner/assets/' || (i % 977)), 'name', 'archive-' || i,
+                         'exclude', jsonb_build_array('*.tmp', '*.log', 'node_modules')),
+                       CASE WHEN i % 50 = 0 THEN NULL ELSE jsonb_build_object('file',
+                         'artifacts/zip/' || i || '/archive.zip', 'files', i % 4000, 'bytes_out',
+                         (i % 100000) * 37) END,
+                       CASE WHEN i % 50 = 0 THEN 'IOException: No space left on device' END,
+                       t, t, t + interval '2 seconds', t + interval '2 seconds', 2000 + i % 500,
+                       t + interval '14 days', 1000 + i % 7, 2000 + i % 11, 10, 1
+                  FROM generate_series($from + 1, $from + $chunk) AS i,
+                       LATERAL (SELECT now() - interval '7 days'
+                                       + (i - $from) * (interval '7 days' / $chunk)) AS g(t)" >/dev/null
+      from=$((from + chunk))
+      count=$((count - chunk))
+    done
+  }
+  local gauges_sql
+  gauges_sql=$(python3 - <<'PY'
+import re
+src = open("src/main/java/io/asyncjobs/metrics/JobMetrics.java").read()
+m = re.search(r'JOB_COUNT_BY_KIND_AND_STATUS =\s*"""(.*?)"""', src, re.S)
+print(" ".join(m.group(1).split()) + ";")
+PY
+)
+  echo "$gauges_sql" >"$work/gauges.sql"
+
+  local size label
+  for label in small large; do
+    size=$([ "$label" = small ] && echo "$small" || echo "$large")
+    echo "bench: $label table, $size finished jobs" >&2
+    psql_ -c "TRUNCATE jobs" >/dev/null
+    local fill_start=$SECONDS
+    fill 0 "$size"
+    psql_ -c "VACUUM ANALYZE jobs" >/dev/null
+    echo "bench: filled and vacuumed in $((SECONDS - fill_start)) s" >&2
+    psql_ -At -c "SELECT uid FROM jobs WHERE owner_id = 'bench-user' ORDER BY md5(uid::text) LIMIT 5000" >"$work/uids.txt"
+    sleep 3 # let the app's next ticks see the new table
+
+    # The queue gauges' statement as the app prepares it, one client.
+    local gauges_tps
+    gauges_tps=$(pgbench_tps -M prepared -n -c 1 -T 5 -f "$work/gauges.sql")
+    # HTTP: status GET, service cards, an owner's listing.
+    python3 bench/scale_probe.py --port "$app_port" --token-file "$keys/token" \
+      --admin-token-file "$keys/admin-token" --uids "$work/uids.txt" >"$work/probe-$label.json"
+    # The idle database: the app ticking with nothing to do, 20 s.
+    local before_ticks idle_ticks
+    before_ticks=$(pg_ticks)
+    sleep 20
+    idle_ticks=$(($(pg_ticks) - before_ticks))
+    # Drain: pending noop jobs inserted at once, timed until none is pending or running.
+    psql_ -c "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at)
+              SELECT (lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint), 12, '0')
+                      || substr(md5('drain' || i), 1, 20))::uuid, 'noop', 'pending', 'user', 'bench-user',
+                     '{}', now(), now(), now() + interval '7 days'
+                FROM generate_series(1, $drain_jobs) AS i;
+              NOTIFY jobs_enqueued, 'noop'" >/dev/null
+    local drain_s
+    drain_s=$(wait_zero "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')" 600)
+    # Sweep: expired noop jobs added at once, timed until none is left.
+    local swept
+    swept=$([ "$label" = small ] && echo $((sweep_rows < size ? sweep_rows : size)) || echo "$sweep_rows")
+    psql_ -c "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, result, created_at,
+                started_at, completed_at, updated_at, duration_ms, expires_at, epoch)
+              SELECT (lpad(to_hex((extract(epoch FROM now() - interval '8 days') * 1000)::bigint), 12, '0')
+                      || substr(md5('sweep' || i), 1, 20))::uuid, 'noop', 'done', 'user', 'owner-' || (i % 1000),
+                     '{}', '{\"slept_ms\": 0}', now() - interval '8 days', now() - interval '8 days',
+                     now() - interval '8 days', now() - interval '8 days', 1, now() - interval '1 day', 1
+                FROM generate_series(1, $swept) AS i" >/dev/null
+    local sweep_s
+    sweep_s=$(wait_zero "SELECT count(*) FROM jobs WHERE kind = 'noop' AND status IN ('done', 'failed') AND expires_at <= now()" 3600)
+    python3 - "$out/scale-sizes.jsonl" "$label" "$size" "$gauges_tps" "$work/probe-$label.json" \
+      "$idle_ticks" "$tick" "$drain_jobs" "$drain_s" "$swept" "$sweep_s" <<'PY'
+import json, sys
+path, label, size, gauges_tps, probe, idle_ticks, tick, drain_jobs, drain_s, swept, sweep_s = sys.argv[1:]
+row = json.load(open(probe))
+row.update({
+    "label": label, "rows": int(size),
+    "gauges_ms": round(1000.0 / float(gauges_tps), 3),
+    "idle_db_cpu_percent": round(100.0 * int(idle_ticks) / int(tick) / 20.0, 2),
+    "drain_jobs_per_s": round(int(drain_jobs) / max(float(drain_s), 0.001), 1),
+    "sweep_rows": int(swept),
+    "sweep_rows_per_s": round(int(swept) / max(float(sweep_s), 0.001), 1),
+})
+with open(path, "a") as f:
+    f.write(json.dumps(row) + "\n")
+PY
+  done
+
+  python3 - "$out/scale-sizes.jsonl" "$out/scale.jsonl" <<'PY'
+import json, sys
+small, large = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rows = []
+def both(name, key, unit):
+    rows.append({"measure": f"{name}_small", "value": small[key], "unit": unit})
+    ratio = large[key] / small[key] if small[key] else 0.0
+    rows.append({"measure": f"{name}_large", "value": large[key], "unit": unit, "ratio": round(ratio, 2)})
+both("queue_gauges_refresh", "gauges_ms", "ms")
+both("service_cards_p50", "cards_p50_ms", "ms")
+both("status_get_p50", "status_p50_ms", "ms")
+both("status_get_p99", "status_p99_ms", "ms")
+both("owner_listing_p50", "listing_p50_ms", "ms")
+both("owner_listing_p99", "listing_p99_ms", "ms")
+both("drain_noop", "drain_jobs_per_s", "jobs/s")
+both("idle_database_cpu", "idle_db_cpu_percent", "%core")
+both("sweep", "sweep_rows_per_s", "rows/s")
+with open(sys.argv[2], "w") as f:
+    for r in rows:
+        f.write(json.dumps(r) + "\n")
+PY
+  echo "Machine: $(nproc) cores shared by the app, PostgreSQL and the probes. Rows: $small then $large finished jobs;"
+  echo "ratio = large / small. Targets: latency ratios <= 1.5, drain ratio >= 0.8, service cards < 100 ms at the"
+  echo "large size, idle database < 5 %core, sweep >= 5,000 rows/s. Sweep rows: $sweep_rows at the large size."
+  echo
+  print_results "$out/scale.jsonl"
 }
 
 "suite_$suite"

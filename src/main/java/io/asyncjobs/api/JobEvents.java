@@ -3,61 +3,66 @@ package io.asyncjobs.api;
 import io.asyncjobs.auth.DownloadLinks;
 import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.queue.Owner;
 import io.smallrye.mutiny.Multi;
-import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.sse.OutboundSseEvent;
 import jakarta.ws.rs.sse.Sse;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
-import org.jboss.logging.Logger;
 
 /**
- * The event stream of one job. It reads the job's row every {@code jobs.api.events-poll-interval}
- * (a primary-key read on any replica, no owner involved) and sends a {@code job} event when what a
- * caller sees has changed; it ends after the event that shows the job finished.
+ * The event stream of one job. The replica's {@link StreamHub} reads the job's row at once and then
+ * every {@code jobs.api.events-poll-interval}, together with every other watched job (no owner
+ * involved); the stream sends a {@code job} event when what a caller sees has changed and ends
+ * after the event that shows the job finished.
  */
 @ApplicationScoped
 public class JobEvents {
 
-  private static final Logger LOG = Logger.getLogger(JobEvents.class);
-
-  private final JobQueue queue;
+  private final StreamHub hub;
   private final DownloadLinks links;
   private final JobsConfig config;
 
-  JobEvents(JobQueue queue, DownloadLinks links, JobsConfig config) {
-    this.queue = queue;
+  JobEvents(StreamHub hub, DownloadLinks links, JobsConfig config) {
+    this.hub = hub;
     this.links = links;
     this.config = config;
   }
 
-  /** The stream; the caller has checked that the job exists and is visible. */
-  Multi<OutboundSseEvent> stream(UUID uid, Sse sse) {
-    Watch watch = new Watch(uid, sse, config.api().eventsHeartbeat().toNanos());
-    Duration every = config.api().eventsPollInterval();
+  /**
+   * The stream; the caller has checked that the job exists and is visible.
+   *
+   * @throws ProblemException 429 when {@code owner} already has its most streams open here
+   */
+  Multi<OutboundSseEvent> stream(UUID uid, Owner owner, Sse sse) {
+    StreamHub.Slot slot = hub.reserve(owner);
+    Watch watch = new Watch(sse, config.api().eventsHeartbeat().toNanos());
     return Multi.createFrom()
-        .ticks()
-        .startingAfter(Duration.ofMillis(1))
-        .every(every)
-        .onOverflow()
-        .drop()
-        // Ticks arrive on the event loop; the database read blocks, so it runs on a worker.
-        .emitOn(Infrastructure.getDefaultWorkerPool())
-        .onItem()
-        .transformToIterable(tick -> watch.next())
+        .<OutboundSseEvent>emitter(
+            emitter -> {
+              StreamHub.Registration registration =
+                  hub.watch(
+                      uid,
+                      slot,
+                      found -> {
+                        for (Step step : watch.next(found)) {
+                          if (step.end()) {
+                            emitter.complete();
+                            return;
+                          }
+                          emitter.emit(step.event());
+                        }
+                      });
+              emitter.onTermination(registration::close);
+            })
         .select()
-        .first(step -> !step.end())
-        .select()
-        .first(config.api().eventsMaxDuration())
-        .map(Step::event);
+        .first(config.api().eventsMaxDuration());
   }
 
   /** What one poll produced: an event to send, or the end of the stream. */
@@ -73,27 +78,21 @@ public class JobEvents {
     }
   }
 
-  /** The state of one stream; polls never overlap (ticks are dropped while one runs). */
+  /** The state of one stream; the hub tells it about its job on one thread, one poll at a time. */
   private final class Watch {
-    private final UUID uid;
     private final Sse sse;
     private final long heartbeatNanos;
     private Seen last;
     private long lastSentNanos = System.nanoTime();
 
-    Watch(UUID uid, Sse sse, long heartbeatNanos) {
-      this.uid = uid;
+    Watch(Sse sse, long heartbeatNanos) {
       this.sse = sse;
       this.heartbeatNanos = heartbeatNanos;
     }
 
-    List<Step> next() {
-      Optional<Job> found;
-      try {
-        found = queue.getJob(uid);
-      } catch (RuntimeException e) {
-        // A database hiccup costs one poll, not the stream.
-        LOG.debugf(e, "Event stream of %s skipped a poll", uid);
+    /** What to send for the job as a poll found it: null when the poll failed. */
+    List<Step> next(Optional<Job> found) {
+      if (found == null) {
         return heartbeatIfDue();
       }
       if (found.isEmpty()) {

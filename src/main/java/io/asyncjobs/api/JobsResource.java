@@ -227,6 +227,6 @@ public class JobsResource {
   public Multi<OutboundSseEvent> events(@PathParam("uid") String uid, @Context Sse sse) {
     UUID id = Requests.uid(uid, "uid");
     Requests.visibleJob(queue, caller, id);
-    return events.stream(id, sse);
+    return events.stream(id, caller.owner(), sse);
   }
 }

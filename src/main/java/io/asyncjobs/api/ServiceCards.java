@@ -11,42 +11,65 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-/** Reads the figures of the service cards: two grouped queries over the jobs table. */
+/**
+ * Reads the figures of the service cards without reading history: pending and running jobs from
+ * their partial index, finished ones from the totals and per-minute counts the triggers on {@code
+ * jobs} keep, and duration percentiles from the latest finished jobs of the last hour through the
+ * index on finished rows by completion time. The cost follows the queue, not the retention.
+ */
 @ApplicationScoped
 public class ServiceCards {
 
-  /** CardTotals: per kind, counts by status, sums, last-hour percentiles, oldest pending. */
-  private static final String CARD_TOTALS =
+  /** The most jobs of one kind the duration percentiles are taken over: the latest ones. */
+  public static final int PERCENTILE_SAMPLE = 10_000;
+
+  /** CardActive: per kind, pending and running jobs and the oldest pending one. */
+  public static final String CARD_ACTIVE =
       """
       SELECT kind,
              count(*) FILTER (WHERE status = 'pending'),
              count(*) FILTER (WHERE status = 'running'),
-             count(*) FILTER (WHERE status = 'done'),
-             count(*) FILTER (WHERE status = 'failed'),
-             count(*) FILTER (WHERE status IN ('done', 'failed') AND completed_at >= ?),
-             percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms)
-               FILTER (WHERE status = 'done' AND completed_at >= ?),
-             percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms)
-               FILTER (WHERE status = 'done' AND completed_at >= ?),
-             coalesce(sum(bytes_in), 0), coalesce(sum(bytes_out), 0), coalesce(sum(item_count), 0),
              min(created_at) FILTER (WHERE status = 'pending')
         FROM jobs
+       WHERE status IN ('pending', 'running')
        GROUP BY kind
       """;
 
-  /** CardMinutes: per kind and minute of the last hour, jobs finished in that minute. */
-  private static final String CARD_MINUTES =
+  /** CardTotals: per kind and finished status, the jobs and their sums. */
+  public static final String CARD_TOTALS =
+      "SELECT kind, status, jobs, bytes_in, bytes_out, items FROM job_totals";
+
+  /** CardMinutes: per kind and minute of the last hour, oldest minute 0, jobs finished in it. */
+  public static final String CARD_MINUTES =
       """
-      SELECT kind, floor(extract(epoch FROM (completed_at - ?::timestamptz)) / 60)::int, count(*)
-        FROM jobs
-       WHERE status IN ('done', 'failed') AND completed_at >= ? AND completed_at < ?
-       GROUP BY 1, 2
+      SELECT kind, (extract(epoch FROM (minute - ?::timestamptz)) / 60)::int, finished
+        FROM job_finished_minutes
+       WHERE minute >= ? AND minute <= ?
+      """;
+
+  /**
+   * CardDurations: per kind, the median and 95th percentile duration of the latest done jobs of the
+   * last hour, at most {@link #PERCENTILE_SAMPLE} of them.
+   */
+  public static final String CARD_DURATIONS =
+      """
+      SELECT k.kind, d.p50, d.p95
+        FROM job_totals k
+       CROSS JOIN LATERAL (
+             SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY w.duration_ms) AS p50,
+                    percentile_cont(0.95) WITHIN GROUP (ORDER BY w.duration_ms) AS p95
+               FROM (SELECT j.duration_ms FROM jobs j
+                      WHERE j.kind = k.kind AND j.status = 'done' AND j.completed_at >= ?
+                      ORDER BY j.completed_at DESC
+                      LIMIT ?) AS w) AS d
+       WHERE k.status = 'done' AND d.p50 IS NOT NULL
       """;
 
   private final AgroalDataSource dataSource;
@@ -62,43 +85,64 @@ public class ServiceCards {
     Instant now = clock.now();
     OffsetDateTime hourAgo =
         OffsetDateTime.ofInstant(now.minus(Duration.ofHours(1)), ZoneOffset.UTC);
-    Map<String, Figures> byKind = new HashMap<>();
+    // Sixty whole minutes, the current one last.
+    Instant thisMinute = now.truncatedTo(ChronoUnit.MINUTES);
+    OffsetDateTime firstMinute =
+        OffsetDateTime.ofInstant(thisMinute.minus(Duration.ofMinutes(59)), ZoneOffset.UTC);
+    Map<String, Builder> byKind = new HashMap<>();
     try (Connection c = dataSource.getConnection()) {
-      try (PreparedStatement ps = c.prepareStatement(CARD_TOTALS)) {
-        ps.setObject(1, hourAgo);
-        ps.setObject(2, hourAgo);
-        ps.setObject(3, hourAgo);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            OffsetDateTime oldest = rs.getObject(12, OffsetDateTime.class);
-            byKind.put(
-                rs.getString(1),
-                new Figures(
-                    new ServiceCard.Counts(
-                        rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)),
-                    rs.getLong(6),
-                    new Long[60],
-                    new ServiceCard.Percentiles(
-                        rs.getObject(7, Double.class), rs.getObject(8, Double.class)),
-                    rs.getLong(9),
-                    rs.getLong(10),
-                    rs.getLong(11),
-                    oldest == null
-                        ? null
-                        : Math.max(0, Duration.between(oldest.toInstant(), now).toSeconds())));
+      try (PreparedStatement ps = c.prepareStatement(CARD_ACTIVE);
+          ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Builder b = byKind.computeIfAbsent(rs.getString(1), k -> new Builder());
+          b.pending = rs.getLong(2);
+          b.running = rs.getLong(3);
+          OffsetDateTime oldest = rs.getObject(4, OffsetDateTime.class);
+          if (oldest != null) {
+            b.oldestPendingAgeSeconds =
+                Math.max(0, Duration.between(oldest.toInstant(), now).toSeconds());
           }
         }
       }
+      try (PreparedStatement ps = c.prepareStatement(CARD_TOTALS);
+          ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Builder b = byKind.computeIfAbsent(rs.getString(1), k -> new Builder());
+          if ("done".equals(rs.getString(2))) {
+            b.done = rs.getLong(3);
+          } else {
+            b.failed = rs.getLong(3);
+          }
+          b.bytesIn += rs.getLong(4);
+          b.bytesOut += rs.getLong(5);
+          b.items += rs.getLong(6);
+        }
+      }
       try (PreparedStatement ps = c.prepareStatement(CARD_MINUTES)) {
-        ps.setObject(1, hourAgo);
-        ps.setObject(2, hourAgo);
-        ps.setObject(3, OffsetDateTime.ofInstant(now, ZoneOffset.UTC));
+        ps.setObject(1, firstMinute);
+        ps.setObject(2, firstMinute);
+        ps.setObject(3, OffsetDateTime.ofInstant(thisMinute, ZoneOffset.UTC));
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            Figures figures = byKind.get(rs.getString(1));
+            Builder b = byKind.get(rs.getString(1));
             int minute = rs.getInt(2);
-            if (figures != null && minute >= 0 && minute < 60) {
-              figures.perMinute[minute] = rs.getLong(3);
+            if (b != null && minute >= 0 && minute < 60) {
+              b.perMinute[minute] = rs.getLong(3);
+              b.completedLastHour += rs.getLong(3);
+            }
+          }
+        }
+      }
+      try (PreparedStatement ps = c.prepareStatement(CARD_DURATIONS)) {
+        ps.setObject(1, hourAgo);
+        ps.setInt(2, PERCENTILE_SAMPLE);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            Builder b = byKind.get(rs.getString(1));
+            if (b != null) {
+              b.durations =
+                  new ServiceCard.Percentiles(
+                      rs.getObject(2, Double.class), rs.getObject(3, Double.class));
             }
           }
         }
@@ -106,7 +150,41 @@ public class ServiceCards {
     } catch (SQLException e) {
       throw new IllegalStateException("could not read the service cards", e);
     }
-    return byKind;
+    Map<String, Figures> figures = new HashMap<>();
+    byKind.forEach(
+        (kind, b) -> {
+          if (b.pending + b.running + b.done + b.failed > 0) {
+            figures.put(kind, b.build());
+          }
+        });
+    return figures;
+  }
+
+  /** One kind's figures as the queries find them. */
+  private static final class Builder {
+    long pending;
+    long running;
+    long done;
+    long failed;
+    long completedLastHour;
+    final Long[] perMinute = new Long[60];
+    ServiceCard.Percentiles durations = new ServiceCard.Percentiles(null, null);
+    long bytesIn;
+    long bytesOut;
+    long items;
+    Long oldestPendingAgeSeconds;
+
+    Figures build() {
+      return new Figures(
+          new ServiceCard.Counts(pending, running, done, failed),
+          completedLastHour,
+          perMinute,
+          durations,
+          bytesIn,
+          bytesOut,
+          items,
+          oldestPendingAgeSeconds);
+    }
   }
 
   /** The figures of one kind, before they are joined with its name and settings. */

@@ -41,11 +41,31 @@ public interface JobsConfig {
   @WithDefault("true")
   boolean wakeUps();
 
-  /** Expired jobs one service sweeps per tick, at most. */
-  @WithDefault("100")
+  /**
+   * Expired jobs one sweep batch takes: selected, cleaned up, deleted together. A tick sweeps batch
+   * after batch within {@link #sweepBudget()}.
+   */
+  @WithDefault("1000")
   @Min(1)
   @Max(10000)
   int sweepBatchSize();
+
+  /**
+   * How long one service's sweep may go on within a tick before it leaves the rest to the next;
+   * while expired jobs remain, the next tick comes at once. Claims run before the sweep, so this is
+   * the longest a sweep holds back the next claim.
+   */
+  @WithDefault("250ms")
+  @DurationMin(millis = 1)
+  Duration sweepBudget();
+
+  /**
+   * How often a replica that does not own the lock reads the queue gauges from the database (the
+   * owner reads them every tick), so that many replicas do not multiply the load.
+   */
+  @WithDefault("15s")
+  @DurationMin(millis = 100)
+  Duration followerGaugeInterval();
 
   /**
    * How long a job whose cleanup failed is kept before the sweep tries it again; at least a second,
@@ -113,6 +133,14 @@ public interface JobsConfig {
      */
     @WithDefault("30m")
     Duration eventsMaxDuration();
+
+    /**
+     * Event streams one owner may keep open on one replica; one more is refused with 429. Bounds
+     * what a caller that forgets to close its streams costs.
+     */
+    @WithDefault("32")
+    @Min(1)
+    int eventsMaxPerOwner();
   }
 
   /** How a bearer token maps to a job owner. */

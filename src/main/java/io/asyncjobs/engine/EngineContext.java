@@ -11,7 +11,8 @@ import java.time.Duration;
  * @param store the engine's SQL
  * @param settings per-service settings, read every tick
  * @param clock the current time
- * @param sweepBatchSize expired jobs swept per tick, at most
+ * @param sweepBatchSize expired jobs one sweep batch takes
+ * @param sweepBudget how long one tick's sweep may go on
  * @param cleanupRetryDelay how long a job whose cleanup failed waits for the next attempt
  * @param wakeUps whether a finished task wakes its service at once
  * @param metrics where claims, outcomes and runs are reported
@@ -21,6 +22,7 @@ record EngineContext(
     SettingsStore settings,
     Clock clock,
     int sweepBatchSize,
+    Duration sweepBudget,
     Duration cleanupRetryDelay,
     boolean wakeUps,
     EngineMetrics metrics) {}

@@ -48,4 +48,13 @@ public interface EngineMetrics {
    * @param elapsed wall time of the run
    */
   default void tickTook(String kind, Duration elapsed) {}
+
+  /**
+   * How far behind retention is after a sweep: how long past its expiry the oldest expired job
+   * still waits to be swept, zero once the sweep has caught up.
+   *
+   * @param kind the service's kind
+   * @param lag the oldest expired job's wait
+   */
+  default void retentionLag(String kind, Duration lag) {}
 }

@@ -229,7 +229,9 @@ public abstract class JobService extends BaseService {
       if (trust == Trust.CLAIM) {
         recoverOrphans(settings, epoch, now, tally);
         refill(settings, epoch, now, tally);
-        sweeper.sweepBatch(now, tally);
+        if (sweeper.sweep(now, tally, ctx.sweepBudget())) {
+          requestWake(); // more expired jobs: the next run comes at once, after its claims
+        }
       }
       TickResult result = tally.result();
       logIfNotEmpty(result);

@@ -262,7 +262,7 @@ public class JobStore {
       """;
 
   /** JobGetExpiredMany: finished jobs of a kind whose retention has passed, oldest expiry first. */
-  private static final String JOB_GET_EXPIRED_MANY =
+  public static final String JOB_GET_EXPIRED_MANY =
       "SELECT "
           + JOB_COLUMNS
           + """
@@ -273,11 +273,15 @@ public class JobStore {
           """;
 
   /** JobCountExpired: how many rows JobGetExpiredMany would page through; the same condition. */
-  private static final String JOB_COUNT_EXPIRED =
+  public static final String JOB_COUNT_EXPIRED =
       """
       SELECT count(*) FROM jobs
        WHERE kind = ? AND status IN ('done', 'failed') AND expires_at <= ?
       """;
+
+  /** JobPurgeFinishedMinutes: forgets one kind's per-minute finished counts older than a time. */
+  private static final String JOB_PURGE_FINISHED_MINUTES =
+      "DELETE FROM job_finished_minutes WHERE kind = ? AND minute < ?";
 
   /** JobDeleteMany: removes swept jobs whose artifacts are gone. Never a pending or running one. */
   private static final String JOB_DELETE_MANY =
@@ -699,6 +703,18 @@ public class JobStore {
       return expired;
     } catch (SQLException e) {
       throw new StoreException("JobGetExpiredMany failed for kind " + kind, e);
+    }
+  }
+
+  /** Forgets the per-minute finished counts of {@code kind} from before {@code before}. */
+  public void purgeFinishedMinutes(String kind, Instant before) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_PURGE_FINISHED_MINUTES)) {
+      ps.setString(1, kind);
+      ps.setObject(2, timestamp(before));
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new StoreException("JobPurgeFinishedMinutes failed", e);
     }
   }
 

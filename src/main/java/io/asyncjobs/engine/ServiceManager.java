@@ -90,6 +90,7 @@ public class ServiceManager {
             settings,
             clock,
             config.sweepBatchSize(),
+            config.sweepBudget(),
             config.cleanupRetryDelay(),
             config.wakeUps(),
             metrics.isResolvable() ? metrics.get() : EngineMetrics.NONE);

@@ -1,10 +1,12 @@
 package io.asyncjobs.metrics;
 
 import io.agroal.api.AgroalDataSource;
+import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.engine.Completion;
 import io.asyncjobs.engine.EngineMetrics;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.engine.TickResult;
+import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobStatus;
 import io.asyncjobs.time.Clock;
@@ -46,14 +48,18 @@ public class JobMetrics implements EngineMetrics {
   private static final Logger LOG = Logger.getLogger(JobMetrics.class);
 
   /**
-   * JobCountByKindAndStatus: the whole queue in one grouped query, with the creation time of the
-   * oldest pending job of each kind on its pending row.
+   * JobCountByKindAndStatus: pending and running jobs counted from their partial index (what is
+   * queued or under way, never history), with the creation time of the oldest pending job of each
+   * kind; done and failed jobs from the totals the triggers keep.
    */
-  private static final String JOB_COUNT_BY_KIND_AND_STATUS =
+  public static final String JOB_COUNT_BY_KIND_AND_STATUS =
       """
-      SELECT kind, status, count(*), min(created_at) FILTER (WHERE status = 'pending')
+      SELECT kind, status, count(*), min(created_at)
         FROM jobs
+       WHERE status IN ('pending', 'running')
        GROUP BY 1, 2
+       UNION ALL
+      SELECT kind, status, jobs, NULL FROM job_totals
       """;
 
   /** Bucket boundaries of job durations and pickup delays: 10 ms to 1 h. */
@@ -98,13 +104,23 @@ public class JobMetrics implements EngineMetrics {
   private final ServiceManager services;
   private final ConcurrentMap<String, KindMeters> kinds = new ConcurrentHashMap<>();
   private volatile boolean refreshFailing;
+  private final OwnerLock ownerLock;
+  private final Duration followerInterval;
+  private volatile long lastRefreshNanos;
 
   JobMetrics(
-      MeterRegistry registry, Clock clock, AgroalDataSource dataSource, ServiceManager services) {
+      MeterRegistry registry,
+      Clock clock,
+      AgroalDataSource dataSource,
+      ServiceManager services,
+      OwnerLock ownerLock,
+      JobsConfig config) {
     this.registry = registry;
     this.clock = clock;
     this.dataSource = dataSource;
     this.services = services;
+    this.ownerLock = ownerLock;
+    this.followerInterval = config.followerGaugeInterval();
   }
 
   // ---- from the queue --------------------------------------------------------------------
@@ -141,6 +157,11 @@ public class JobMetrics implements EngineMetrics {
   }
 
   @Override
+  public void retentionLag(String kind, Duration lag) {
+    meters(kind).retentionLagMillis.set(lag.toMillis());
+  }
+
+  @Override
   public void ran(String kind, TickResult result) {
     KindMeters m = meters(kind);
     m.requeued.increment(result.requeued());
@@ -162,15 +183,22 @@ public class JobMetrics implements EngineMetrics {
 
   /**
    * Reads the queue depth by kind and status, and the oldest pending job of each kind, in one
-   * grouped query, and sets the gauges; a kind or status with no rows reads zero. Runs on every
-   * replica, owner or not, every {@code jobs.tick-interval}. On a database error the gauges keep
-   * their last values.
+   * grouped query, and sets the gauges; a kind or status with no rows reads zero. The owner reads
+   * them every {@code jobs.tick-interval}, other replicas every {@code
+   * jobs.follower-gauge-interval}. On a database error the gauges keep their last values.
    */
   @Scheduled(
       identity = "jobs-metrics-refresh",
       every = "${jobs.tick-interval}",
       concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
   public void refreshQueueGauges() {
+    long nowNanos = System.nanoTime();
+    if (!ownerLock.isOwner()
+        && lastRefreshNanos != 0
+        && nowNanos - lastRefreshNanos < followerInterval.toNanos()) {
+      return;
+    }
+    lastRefreshNanos = nowNanos;
     Map<String, Map<JobStatus, Long>> counts = new HashMap<>();
     Map<String, Instant> oldest = new HashMap<>();
     try (Connection c = dataSource.getConnection();
@@ -186,7 +214,7 @@ public class JobMetrics implements EngineMetrics {
             .computeIfAbsent(kind, k -> new EnumMap<>(JobStatus.class))
             .put(status, rs.getLong(3));
         OffsetDateTime created = rs.getObject(4, OffsetDateTime.class);
-        if (created != null) {
+        if (created != null && status == JobStatus.PENDING) {
           oldest.put(kind, created.toInstant());
         }
       }
@@ -252,6 +280,7 @@ public class JobMetrics implements EngineMetrics {
     final Timer tickDuration;
     final Map<JobStatus, AtomicLong> depth = new EnumMap<>(JobStatus.class);
     final AtomicReference<Instant> oldestPending = new AtomicReference<>();
+    final AtomicLong retentionLagMillis = new AtomicLong();
 
     KindMeters(String kind) {
       enqueued = counter("jobs.enqueued", kind, "Jobs enqueued");
@@ -297,6 +326,14 @@ public class JobMetrics implements EngineMetrics {
       }
       Gauge.builder("jobs.oldest.pending.age", oldestPending, this::ageSeconds)
           .description("Seconds the oldest pending job has waited, 0 when none is pending")
+          .tag("kind", kind)
+          .baseUnit("seconds")
+          .strongReference(true)
+          .register(registry);
+      Gauge.builder("jobs.retention.lag", retentionLagMillis, v -> v.get() / 1000.0)
+          .description(
+              "Seconds the oldest expired job has waited past its expiry for the sweep, 0 when the"
+                  + " sweep has caught up; reported by the owner")
           .tag("kind", kind)
           .baseUnit("seconds")
           .strongReference(true)

@@ -5,8 +5,6 @@ import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.config.ServiceSettings;
 import io.asyncjobs.metrics.JobMetrics;
 import io.asyncjobs.time.Clock;
-import io.quarkus.panache.common.Parameters;
-import io.quarkus.panache.common.Sort;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
 import jakarta.persistence.EntityManager;
@@ -19,6 +17,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -481,36 +480,69 @@ public class JobQueue {
    * @param before only jobs older than this uid: the {@code next} cursor of the previous page
    * @param limit page size, 1 to {@link #MAX_PAGE_SIZE}
    */
-  @Transactional
   public JobPage listJobs(String kind, JobStatus status, Owner owner, UUID before, int limit) {
     if (limit < 1 || limit > MAX_PAGE_SIZE) {
       throw new IllegalArgumentException("limit must be between 1 and " + MAX_PAGE_SIZE);
     }
-    StringBuilder where = new StringBuilder("1 = 1");
-    Parameters params = new Parameters();
+    List<Object> params = new ArrayList<>();
+    if (owner != null) {
+      params.add(owner.kind());
+      params.add(owner.id());
+    }
     if (kind != null) {
-      where.append(" and kind = :kind");
-      params.and("kind", kind);
+      params.add(kind);
     }
     if (status != null) {
-      where.append(" and status = :status");
-      params.and("status", status);
-    }
-    if (owner != null) {
-      where.append(" and ownerKind = :ownerKind and ownerId = :ownerId");
-      params.and("ownerKind", owner.kind()).and("ownerId", owner.id());
+      params.add(status.dbValue());
     }
     if (before != null) {
-      where.append(" and uid < :before");
-      params.and("before", before);
+      params.add(before);
     }
-    List<Job> rows =
-        Job.<Job>find(where.toString(), Sort.descending("uid"), params).page(0, limit + 1).list();
+    params.add(limit + 1);
+    String sql = listSql(owner != null, kind != null, status != null, before != null);
+    List<Job> rows = new ArrayList<>();
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < params.size(); i++) {
+        ps.setObject(i + 1, params.get(i));
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          rows.add(JobRows.read(rs, 0));
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not list jobs", e);
+    }
     if (rows.size() <= limit) {
       return new JobPage(rows, null);
     }
     List<Job> page = rows.subList(0, limit);
     return new JobPage(List.copyOf(page), page.get(limit - 1).uid);
+  }
+
+  /**
+   * JobList: one page of jobs, newest first, with the filters asked for; its parameters in order
+   * are owner kind and id, kind, status, the cursor, and the page size. Each form has an index that
+   * ends in uid (an owner's, a kind and status's, the active rows'), or walks the primary key.
+   */
+  public static String listSql(
+      boolean byOwner, boolean byKind, boolean byStatus, boolean fromCursor) {
+    StringBuilder sql =
+        new StringBuilder("SELECT " + JobRows.VIEW_COLUMNS + " FROM jobs WHERE true");
+    if (byOwner) {
+      sql.append(" AND owner_kind = ? AND owner_id = ?");
+    }
+    if (byKind) {
+      sql.append(" AND kind = ?");
+    }
+    if (byStatus) {
+      sql.append(" AND status = ?");
+    }
+    if (fromCursor) {
+      sql.append(" AND uid < ?");
+    }
+    return sql.append(" ORDER BY uid DESC LIMIT ?").toString();
   }
 
   private OffsetDateTime expiry(String kind, Instant now) {

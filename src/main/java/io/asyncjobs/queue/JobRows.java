@@ -19,6 +19,12 @@ public final class JobRows {
           + " last_accessed_at, expires_at, bytes_in, bytes_out, item_count, epoch, progress,"
           + " progress_items, progress_at, cancel_requested";
 
+  /**
+   * {@link #COLUMNS} without the payload, which a job's view never shows: {@link #read} leaves it
+   * empty. Listings and event streams read these, so that a large payload costs nothing there.
+   */
+  public static final String VIEW_COLUMNS = COLUMNS.replace("payload::text", "NULL::text");
+
   private JobRows() {}
 
   /** Reads a job whose {@link #COLUMNS} start after {@code offset} columns. */

@@ -36,6 +36,7 @@ class EventsTest {
   @Inject Database db;
   @Inject NoopService noop;
   @Inject ObjectMapper json;
+  @Inject StreamHub hub;
 
   @TestHTTPResource("/")
   URL base;
@@ -59,6 +60,7 @@ class EventsTest {
     final BlockingQueue<String> events = new LinkedBlockingQueue<>();
     final BlockingQueue<String> comments = new LinkedBlockingQueue<>();
     final CompletableFuture<HttpResponse<Stream<String>>> response;
+    volatile Stream<String> body;
 
     EventStream(String uid, String token) {
       HttpRequest request =
@@ -71,6 +73,7 @@ class EventsTest {
           r -> {
             String name = null;
             try (Stream<String> lines = r.body()) {
+              body = lines;
               for (String line : (Iterable<String>) lines::iterator) {
                 if (line.startsWith(":")) {
                   comments.add(line);
@@ -89,6 +92,14 @@ class EventsTest {
       String data = events.poll(10, TimeUnit.SECONDS);
       assertThat(data).as("an event within 10 s").isNotNull().isNotEqualTo(END);
       return json.readTree(data);
+    }
+
+    /** The client goes away. */
+    void close() {
+      Stream<String> lines = body;
+      if (lines != null) {
+        lines.close();
+      }
     }
 
     boolean ended() throws InterruptedException {
@@ -158,6 +169,69 @@ class EventsTest {
     assertThat(done.get("status").asText()).isEqualTo("done");
     assertThat(done.get("download_url").asText()).contains("/download?expires=");
     assertThat(stream.ended()).isTrue();
+  }
+
+  @Test
+  void shouldServeEveryOpenStreamFromOnePollAtATime() throws Exception {
+    List<EventStream> streams = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      streams.add(new EventStream(enqueueNoop(JobsApiTest.ALICE, "{}"), JobsApiTest.ALICE));
+    }
+    for (EventStream stream : streams) {
+      assertThat(stream.next().get("status").asText()).isEqualTo("pending");
+    }
+    assertThat(hub.openStreams()).isGreaterThanOrEqualTo(6);
+
+    int before = hub.polls();
+    Thread.sleep(2_000);
+    int polls = hub.polls() - before;
+    // One statement a poll interval (500 ms) for all of them, not one a stream.
+    assertThat(polls).isBetween(2, 6);
+    streams.forEach(EventStream::close);
+  }
+
+  @Test
+  void shouldRefuseAStreamBeyondTheOwnersLimitWith429AndTakeOneOnceAnotherCloses()
+      throws Exception {
+    List<EventStream> streams = new ArrayList<>();
+    String uid = enqueueNoop(JobsApiTest.BOB, "{}");
+    for (int i = 0; i < 12; i++) { // %test.jobs.api.events-max-per-owner
+      EventStream stream = new EventStream(uid, JobsApiTest.BOB);
+      assertThat(stream.next().get("status").asText()).isEqualTo("pending");
+      streams.add(stream);
+    }
+
+    HttpResponse<String> refused = openPlain(uid, JobsApiTest.BOB);
+    assertThat(refused.statusCode()).isEqualTo(429);
+    assertThat(refused.headers().firstValue("Content-Type")).hasValue(Problem.MEDIA_TYPE);
+    assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+    assertThat(refused.body()).contains("too-many-streams");
+
+    streams.remove(0).close();
+    // The server sees the client gone at its next write (a heartbeat each second here).
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    EventStream again = null;
+    while (again == null && System.nanoTime() < deadline) {
+      EventStream attempt = new EventStream(uid, JobsApiTest.BOB);
+      if (attempt.response.get(10, TimeUnit.SECONDS).statusCode() == 200) {
+        again = attempt;
+      } else {
+        Thread.sleep(200);
+      }
+    }
+    assertThat(again).as("a stream once another one closed").isNotNull();
+    assertThat(again.next().get("status").asText()).isEqualTo("pending");
+    again.close();
+    streams.forEach(EventStream::close);
+  }
+
+  private HttpResponse<String> openPlain(String uid, String token) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create(base + "api/jobs/" + uid + "/events"))
+            .header("Authorization", "Bearer " + token)
+            .header("Accept", "text/event-stream")
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   @Test

@@ -51,9 +51,13 @@ public class Database {
     }
   }
 
-  /** Deletes every job. */
+  /**
+   * Deletes every job, and the per-minute counts of finished jobs, which outlive the rows they
+   * counted (a job swept within the hour still finished in its minute).
+   */
   public void clearJobs() {
     update("DELETE FROM jobs");
+    update("DELETE FROM job_finished_minutes");
   }
 
   /** The underlying datasource. */

@@ -1,0 +1,126 @@
+package io.asyncjobs.db;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.asyncjobs.kinds.noop.NoopService;
+import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.testing.Database;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The totals of finished jobs that the triggers on {@code jobs} keep (migration V9) agree with the
+ * table itself after every kind of write: outcomes, a retry of a failed job, a touch, deletes, a
+ * truncate, and rows inserted finished.
+ */
+@QuarkusTest
+class JobTotalsTest {
+
+  @Inject Database db;
+  @Inject JobQueue queue;
+  @Inject NoopService noop;
+
+  @BeforeEach
+  void clear() {
+    db.clearJobs();
+  }
+
+  @Test
+  void shouldCountWhatTheEngineFinishesAndWhatIsRetriedTouchedAndDeleted() throws Exception {
+    UUID done = queue.enqueue("noop", Map.of("artifact_bytes", 10), null, null, null);
+    queue.enqueue("noop", Map.of(), null, null, null);
+    UUID failed = queue.enqueue("noop", Map.of("fail", true), null, null, null);
+    assertThat(totals()).as("pending jobs are not counted").isEmpty();
+    noop.runOnce();
+    assertThat(noop.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    noop.runOnce();
+    assertAgreesWithTheTable();
+    assertThat(totals()).containsEntry("noop/done", List.of(2L, 10L, 2L, 0L));
+    assertThat(finishedInMinutes()).isEqualTo(3);
+
+    db.update("UPDATE jobs SET last_accessed_at = now() WHERE uid = ?", done);
+    assertAgreesWithTheTable();
+    db.update(
+        "UPDATE jobs SET status = 'pending', error = NULL, completed_at = NULL WHERE uid = ?",
+        failed);
+    assertAgreesWithTheTable();
+    assertThat(totals()).doesNotContainKey("noop/failed");
+    db.update("DELETE FROM jobs WHERE uid = ?", done);
+    assertAgreesWithTheTable();
+    assertThat(finishedInMinutes())
+        .as("finishing is an event: a delete does not undo it")
+        .isEqualTo(3);
+  }
+
+  @Test
+  void shouldCountRowsInsertedFinishedAndForgetEverythingOnTruncate() {
+    db.update(
+        "INSERT INTO jobs (uid, kind, status, payload, created_at, completed_at, updated_at,"
+            + " expires_at, bytes_in, bytes_out, item_count)"
+            + " SELECT gen_random_uuid(), (ARRAY['zip', 'fork'])[1 + i % 2],"
+            + " (ARRAY['done', 'failed', 'pending'])[1 + i % 3], '{}', now(),"
+            + " CASE WHEN i % 3 < 2 THEN now() END, now(), now() + interval '1 day', i, 2 * i, 1"
+            + " FROM generate_series(1, 3000) AS i");
+    assertAgreesWithTheTable();
+    assertThat(finishedInMinutes()).isEqualTo(2000);
+    db.update("UPDATE jobs SET status = 'failed' WHERE status = 'done' AND kind = 'zip'");
+    assertAgreesWithTheTable();
+
+    db.update("TRUNCATE jobs");
+    assertThat(totals()).isEmpty();
+    assertThat(finishedInMinutes()).isZero();
+  }
+
+  private void assertAgreesWithTheTable() {
+    Map<String, List<Long>> fromTable = new java.util.TreeMap<>();
+    for (Map<String, Object> row :
+        db.query(
+            "SELECT kind, status, count(*) AS n, coalesce(sum(bytes_in), 0) AS b_in,"
+                + " coalesce(sum(bytes_out), 0) AS b_out FROM jobs"
+                + " WHERE status IN ('done', 'failed') GROUP BY kind, status")) {
+      fromTable.put(
+          row.get("kind") + "/" + row.get("status"),
+          List.of(
+              ((Number) row.get("n")).longValue(),
+              ((Number) row.get("b_in")).longValue(),
+              ((Number) row.get("b_out")).longValue()));
+    }
+    Map<String, List<Long>> kept = new java.util.TreeMap<>();
+    totals()
+        .forEach((key, value) -> kept.put(key, List.of(value.get(0), value.get(3), value.get(1))));
+    assertThat(kept).isEqualTo(fromTable);
+  }
+
+  /** kind/status to [jobs, bytes_out, items, bytes_in], rows with no jobs left out. */
+  private Map<String, List<Long>> totals() {
+    Map<String, List<Long>> out = new java.util.TreeMap<>();
+    for (Map<String, Object> row :
+        db.query("SELECT kind, status, jobs, bytes_in, bytes_out, items FROM job_totals")) {
+      long jobs = ((Number) row.get("jobs")).longValue();
+      if (jobs != 0) {
+        out.put(
+            row.get("kind") + "/" + row.get("status"),
+            List.of(
+                jobs,
+                ((Number) row.get("bytes_out")).longValue(),
+                ((Number) row.get("items")).longValue(),
+                ((Number) row.get("bytes_in")).longValue()));
+      }
+    }
+    return out;
+  }
+
+  private long finishedInMinutes() {
+    return ((Number)
+            db.query("SELECT coalesce(sum(finished), 0) AS n FROM job_finished_minutes")
+                .get(0)
+                .get("n"))
+        .longValue();
+  }
+}

@@ -1,0 +1,180 @@
+package io.asyncjobs.db;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.asyncjobs.api.ServiceCards;
+import io.asyncjobs.engine.JobStore;
+import io.asyncjobs.metrics.JobMetrics;
+import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.testing.Database;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The statements that run on a timer or on a page view read no history: on a table of 300,000
+ * finished jobs (five kinds, a thousand owners, a week of completions, a tenth of them expired),
+ * none of them plans a sequential scan of {@code jobs}, neither as a one-off (custom) plan nor as
+ * the generic plan a prepared statement settles on. The rows are made, analysed and planned in one
+ * transaction that is rolled back, so no other test sees them.
+ */
+@QuarkusTest
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class QueryPlansTest {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @Inject Database db;
+
+  private Connection c;
+
+  @BeforeAll
+  void fillALargeTable() throws Exception {
+    c = db.dataSource().getConnection();
+    c.setAutoCommit(false);
+    try (Statement s = c.createStatement()) {
+      s.execute("DELETE FROM jobs");
+      // uids sort by creation time, as UUIDv7 do.
+      s.execute(
+          """
+          INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, result, created_at,
+                            started_at, completed_at, updated_at, duration_ms, expires_at,
+                            bytes_in, bytes_out, item_count, epoch)
+          SELECT (lpad(to_hex((extract(epoch FROM t) * 1000)::bigint), 12, '0')
+                  || substr(md5(i::text), 1, 20))::uuid,
+                 (ARRAY['zip', 'fork', 'seo', 'deepsearch', 'seo_meta'])[1 + i % 5],
+                 CASE WHEN i % 100 = 0 THEN 'failed' ELSE 'done' END,
+                 'user', 'owner-' || (i % 1000),
+                 jsonb_build_object('paths', jsonb_build_array('/data/some/folder/' || i)),
+                 jsonb_build_object('file', 'artifacts/x/' || i || '.zip'),
+                 t, t, t + interval '2 seconds', t + interval '2 seconds', 2000 + i % 500,
+                 t + interval '7 days' - interval '17 hours', 1000, 2000, 10, 1
+            FROM generate_series(1, 300000) AS i,
+                 LATERAL (SELECT now() - interval '7 days' + i * interval '2 seconds') AS g(t)
+          """);
+      s.execute(
+          """
+          INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at,
+                            updated_at, expires_at, epoch, started_at)
+          SELECT (lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint + i), 12, '0')
+                  || substr(md5('p' || i), 1, 20))::uuid,
+                 (ARRAY['zip', 'fork', 'seo', 'deepsearch', 'seo_meta'])[1 + i % 5],
+                 CASE WHEN i % 20 = 0 THEN 'running' ELSE 'pending' END,
+                 'user', 'owner-' || (i % 1000), '{}', now(), now(), now() + interval '7 days',
+                 1, CASE WHEN i % 20 = 0 THEN now() END
+            FROM generate_series(1, 2000) AS i
+          """);
+      s.execute("ANALYZE jobs");
+    }
+  }
+
+  @AfterAll
+  void rollBack() throws Exception {
+    c.rollback();
+    c.close();
+  }
+
+  @Test
+  void shouldReadTheQueueGaugesFromActiveRowsAndTotals() throws Exception {
+    assertNoSeqScanOfJobs(JobMetrics.JOB_COUNT_BY_KIND_AND_STATUS);
+  }
+
+  @Test
+  void shouldReadTheServiceCardsWithoutHistory() throws Exception {
+    assertNoSeqScanOfJobs(ServiceCards.CARD_ACTIVE);
+    assertNoSeqScanOfJobs(ServiceCards.CARD_TOTALS);
+    assertNoSeqScanOfJobs(
+        ServiceCards.CARD_MINUTES,
+        "now() - interval '1 hour'",
+        "now() - interval '1 hour'",
+        "now()");
+    assertNoSeqScanOfJobs(
+        ServiceCards.CARD_DURATIONS,
+        "now() - interval '1 hour'",
+        String.valueOf(ServiceCards.PERCENTILE_SAMPLE));
+  }
+
+  @Test
+  void shouldFindOneKindsExpiredJobsThroughItsOwnIndex() throws Exception {
+    assertNoSeqScanOfJobs(JobStore.JOB_GET_EXPIRED_MANY, "'seo'", "now()", "1000");
+    assertNoSeqScanOfJobs(JobStore.JOB_COUNT_EXPIRED, "'seo'", "now()");
+    assertThat(planOf(JobStore.JOB_GET_EXPIRED_MANY, "force_generic_plan", "'seo'", "now()", "10"))
+        .as("walks the kind's expiry index in order: no sort of the expired rows")
+        .doesNotContain("\"Sort\"");
+  }
+
+  @Test
+  void shouldPageAnOwnersJobsThroughAnIndexEndingInUid() throws Exception {
+    String page = JobQueue.listSql(true, false, false, true);
+    assertNoSeqScanOfJobs(
+        page, "'user'", "'owner-7'", "'ffffffff-ffff-7fff-bfff-ffffffffffff'", "51");
+    for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
+      String plan =
+          planOf(page, mode, "'user'", "'owner-7'", "'ffffffff-ffff-7fff-bfff-ffffffffffff'", "51");
+      assertThat(plan).as(mode).contains("jobs_owner_uid_idx").doesNotContain("\"Sort\"");
+    }
+    assertNoSeqScanOfJobs(JobQueue.listSql(false, false, true, false), "'pending'", "51");
+    assertNoSeqScanOfJobs(JobQueue.listSql(false, true, true, false), "'zip'", "'failed'", "51");
+    assertNoSeqScanOfJobs(
+        JobQueue.listSql(true, false, true, false), "'user'", "'owner-7'", "'pending'", "51");
+  }
+
+  /** Plans {@code sql} both ways and fails naming each sequential scan of jobs it finds. */
+  private void assertNoSeqScanOfJobs(String sql, String... args) throws Exception {
+    for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
+      String plan = planOf(sql, mode, args);
+      List<String> scans = new ArrayList<>();
+      seqScansOfJobs(JSON.readTree(plan), scans);
+      assertThat(scans).as("sequential scans of jobs (%s) in %s\n%s", mode, sql, plan).isEmpty();
+    }
+  }
+
+  /** The JSON plan of {@code sql}, its {@code ?} bound to {@code args} (SQL expressions). */
+  private String planOf(String sql, String mode, String... args) throws Exception {
+    StringBuilder numbered = new StringBuilder();
+    int n = 0;
+    for (char ch : sql.toCharArray()) {
+      if (ch == '?') {
+        numbered.append('$').append(++n);
+      } else {
+        numbered.append(ch);
+      }
+    }
+    assertThat(args).as("arguments of %s", sql).hasSize(n);
+    try (Statement s = c.createStatement()) {
+      s.execute("SET LOCAL plan_cache_mode = " + mode);
+      s.execute("PREPARE planned AS " + numbered);
+      try {
+        String execute =
+            n == 0 ? "EXECUTE planned" : "EXECUTE planned(" + String.join(", ", args) + ")";
+        try (ResultSet rs = s.executeQuery("EXPLAIN (FORMAT JSON) " + execute)) {
+          rs.next();
+          return rs.getString(1);
+        }
+      } finally {
+        s.execute("DEALLOCATE planned");
+      }
+    }
+  }
+
+  private static void seqScansOfJobs(JsonNode node, List<String> found) {
+    if (node.isObject()
+        && "Seq Scan".equals(node.path("Node Type").asText())
+        && "jobs".equals(node.path("Relation Name").asText())) {
+      found.add(node.toString());
+    }
+    for (JsonNode child : node) {
+      seqScansOfJobs(child, found);
+    }
+  }
+}
