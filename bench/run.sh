@@ -560,7 +560,7 @@ suite_scale() {
   local sweep_rows=${BENCH_SCALE_SWEEP:-1000000} drain_jobs=${BENCH_SCALE_DRAIN:-5000}
   apt_need curl curl
   apt_need openssl openssl
-  rm -f "$out/scale.jsonl" "$out/scale-sizes.jsonl"
+  rm -f "$out/scale.jsonl" "$out/scale-sizes.jsonl" "$out/scale-partition.jsonl"
   BENCH_APP_ENV="JOBS_SERVICES_NOOP_MAX_CONCURRENT=64 ${BENCH_APP_ENV:-}" start_app scale
   local tick
   tick=$(getconf CLK_TCK)
@@ -603,7 +603,7 @@ PY
                         || substr(md5(i::text), 1, 20))::uuid,
                        (ARRAY['zip', 'fork', 'seo', 'deepsearch', 'seo_meta', 'noop'])[1 + i % 6],
                        CASE WHEN i % 50 = 0 THEN 'failed' ELSE 'done' END,
-                       'user', CASE WHEN i % 1000 = 0 THEN 'bench-user' ELSE 'owner-' || (i % 1000) END,
+                       'user', CASE WHEN i % 100 = 0 THEN 'bench-user' ELSE 'owner-' || (i % 1000) END,
                        jsonb_build_object('paths', jsonb_build_array('/data/files/user/owner/projects/' || i,
                          '/data/files/user/owner/assets/' || (i % 977)), 'name', 'archive-' || i,
                          'exclude', jsonb_build_array('*.tmp', '*.log', 'node_modules')),
@@ -653,15 +653,21 @@ PY
     before_ticks=$(pg_ticks)
     sleep 20
     idle_ticks=$(($(pg_ticks) - before_ticks))
-    # Drain: pending noop jobs inserted at once, timed until none is pending or running.
+    # Drain, twice: pending noop jobs inserted at once, timed until none is pending or running.
+    # The second drain steps over what the first one left for autovacuum.
+    local drain_s drain2_s round
+    for round in 1 2; do
     psql_ -c "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at)
               SELECT (lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint), 12, '0')
                       || substr(md5('drain' || i), 1, 20))::uuid, 'noop', 'pending', 'user', 'bench-user',
                      '{}', now(), now(), now() + interval '7 days'
                 FROM generate_series(1, $drain_jobs) AS i;
               NOTIFY jobs_enqueued, 'noop'" >/dev/null
-    local drain_s
-    drain_s=$(wait_zero "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')" 600)
+    drain2_s=$(wait_zero "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')" 600)
+    [ "$round" = 1 ] && drain_s=$drain2_s
+    done
+    local vacuum_stats
+    vacuum_stats=$(psql_ -At -F ' ' -c "SELECT n_dead_tup, autovacuum_count FROM pg_stat_user_tables WHERE relname = 'jobs'")
     # Sweep: expired noop jobs added at once, timed until none is left.
     local swept
     swept=$([ "$label" = small ] && echo $((sweep_rows < size ? sweep_rows : size)) || echo "$sweep_rows")
@@ -675,15 +681,19 @@ PY
     local sweep_s
     sweep_s=$(wait_zero "SELECT count(*) FROM jobs WHERE kind = 'noop' AND status IN ('done', 'failed') AND expires_at <= now()" 3600)
     python3 - "$out/scale-sizes.jsonl" "$label" "$size" "$gauges_tps" "$work/probe-$label.json" \
-      "$idle_ticks" "$tick" "$drain_jobs" "$drain_s" "$swept" "$sweep_s" <<'PY'
+      "$idle_ticks" "$tick" "$drain_jobs" "$drain_s" "$swept" "$sweep_s" "$drain2_s" "$vacuum_stats" <<'PY'
 import json, sys
-path, label, size, gauges_tps, probe, idle_ticks, tick, drain_jobs, drain_s, swept, sweep_s = sys.argv[1:]
+(path, label, size, gauges_tps, probe, idle_ticks, tick, drain_jobs, drain_s, swept, sweep_s,
+ drain2_s, vacuum_stats) = sys.argv[1:]
+dead, autovacuums = (int(v) for v in vacuum_stats.split())
 row = json.load(open(probe))
 row.update({
     "label": label, "rows": int(size),
     "gauges_ms": round(1000.0 / float(gauges_tps), 3),
     "idle_db_cpu_percent": round(100.0 * int(idle_ticks) / int(tick) / 20.0, 2),
     "drain_jobs_per_s": round(int(drain_jobs) / max(float(drain_s), 0.001), 1),
+    "drain2_jobs_per_s": round(int(drain_jobs) / max(float(drain2_s), 0.001), 1),
+    "dead_rows": dead, "autovacuums": autovacuums,
     "sweep_rows": int(swept),
     "sweep_rows_per_s": round(int(swept) / max(float(sweep_s), 0.001), 1),
 })
@@ -691,6 +701,56 @@ with open(path, "a") as f:
     f.write(json.dumps(row) + "\n")
 PY
   done
+
+  # Partitioning by expiry, tried on a copy of the large table: what a dropped partition saves
+  # against the sweep, and what every status GET by uid would pay. BENCH_SCALE_PARTITION=0 skips.
+  if [ "${BENCH_SCALE_PARTITION:-1}" = 1 ]; then
+    echo "bench: partitioning experiment on a copy of the large table" >&2
+    psql_ -c "CREATE TABLE jobs_part (LIKE jobs INCLUDING DEFAULTS) PARTITION BY RANGE (expires_at)" \
+      -c "DO \$\$ DECLARE d date; BEGIN
+            FOR d IN SELECT generate_series(date_trunc('day', min(expires_at)), max(expires_at), interval '1 day')::date FROM jobs LOOP
+              EXECUTE format('CREATE TABLE jobs_part_%s PARTITION OF jobs_part FOR VALUES FROM (%L) TO (%L)',
+                             to_char(d, 'YYYYMMDD'), d, d + 1);
+            END LOOP; END \$\$" \
+      -c "INSERT INTO jobs_part SELECT * FROM jobs" \
+      -c "CREATE INDEX ON jobs_part (uid)" -c "VACUUM ANALYZE jobs_part" >/dev/null
+    local partitions part_rows
+    partitions=$(psql_ -At -c "SELECT count(*) FROM pg_inherits WHERE inhparent = 'jobs_part'::regclass")
+    psql_ -c "CREATE TABLE bench_uids AS SELECT row_number() OVER ()::int AS i, uid FROM (SELECT uid FROM jobs ORDER BY md5(uid::text) LIMIT 20000) u" \
+      -c "ALTER TABLE bench_uids ADD PRIMARY KEY (i)" >/dev/null
+    printf '\\set k random(1, 20000)\nSELECT * FROM jobs WHERE uid = (SELECT uid FROM bench_uids WHERE i = :k);\n' >"$work/get-plain.sql"
+    printf '\\set k random(1, 20000)\nSELECT * FROM jobs_part WHERE uid = (SELECT uid FROM bench_uids WHERE i = :k);\n' >"$work/get-part.sql"
+    local plain_tps part_tps
+    plain_tps=$(pgbench_tps -M prepared -n -c 1 -T 10 -f "$work/get-plain.sql")
+    part_tps=$(pgbench_tps -M prepared -n -c 1 -T 10 -f "$work/get-part.sql")
+    local oldest drop_ms
+    oldest=$(psql_ -At -c "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'jobs_part'::regclass ORDER BY c.relname LIMIT 1")
+    part_rows=$(psql_ -At -c "SELECT count(*) FROM $oldest")
+    drop_ms=$(python3 - "$pg_port" "$PG_BIN/psql" "$oldest" <<'PY'
+import subprocess, sys, time
+port, psql, part = sys.argv[1:]
+start = time.monotonic()
+subprocess.run([psql, "-q", "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", "postgres",
+                "-c", f"ALTER TABLE jobs_part DETACH PARTITION {part}", "-c", f"DROP TABLE {part}"], check=True)
+print(round((time.monotonic() - start) * 1000, 1))
+PY
+)
+    psql_ -c "DROP TABLE jobs_part" -c "DROP TABLE bench_uids" >/dev/null
+    python3 - "$out/scale-partition.jsonl" "$partitions" "$plain_tps" "$part_tps" "$part_rows" "$drop_ms" <<'PY'
+import json, sys
+path, partitions, plain, part, rows, drop_ms = sys.argv[1:]
+with open(path, "w") as f:
+    for r in [
+        {"measure": "partitions_by_expiry_day", "value": int(partitions), "unit": "count"},
+        {"measure": "get_by_uid_plain_table", "value": float(plain), "unit": "tps"},
+        {"measure": "get_by_uid_partitioned", "value": float(part), "unit": "tps",
+         "ratio": round(float(part) / float(plain), 2)},
+        {"measure": "oldest_partition_rows", "value": int(rows), "unit": "rows"},
+        {"measure": "oldest_partition_detach_and_drop", "value": float(drop_ms), "unit": "ms"},
+    ]:
+        f.write(json.dumps(r) + "\n")
+PY
+  fi
 
   python3 - "$out/scale-sizes.jsonl" "$out/scale.jsonl" <<'PY'
 import json, sys
@@ -707,6 +767,9 @@ both("status_get_p99", "status_p99_ms", "ms")
 both("owner_listing_p50", "listing_p50_ms", "ms")
 both("owner_listing_p99", "listing_p99_ms", "ms")
 both("drain_noop", "drain_jobs_per_s", "jobs/s")
+both("drain_noop_again", "drain2_jobs_per_s", "jobs/s")
+both("jobs_dead_rows_after_drains", "dead_rows", "rows")
+both("jobs_autovacuums_by_then", "autovacuums", "count")
 both("idle_database_cpu", "idle_db_cpu_percent", "%core")
 both("sweep", "sweep_rows_per_s", "rows/s")
 with open(sys.argv[2], "w") as f:
@@ -718,6 +781,10 @@ PY
   echo "large size, idle database < 5 %core, sweep >= 5,000 rows/s. Sweep rows: $sweep_rows at the large size."
   echo
   print_results "$out/scale.jsonl"
+  if [ -f "$out/scale-partition.jsonl" ]; then
+    echo "Partitioning by expiry day, on a copy of the large table (ratio = partitioned / plain):"
+    print_results "$out/scale-partition.jsonl"
+  fi
 }
 
 "suite_$suite"
