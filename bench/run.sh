@@ -630,6 +630,18 @@ PY
 )
   echo "$gauges_sql" >"$work/gauges.sql"
 
+  # Warm-up, unmeasured: a drain and the probes on a small table, so the first size measured does
+  # not time the JIT compiler.
+  fill 0 2000
+  psql_ -At -c "SELECT uid FROM jobs WHERE owner_id = 'bench-user'" >"$work/uids.txt"
+  psql_ -c "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at)
+            SELECT gen_random_uuid(), 'noop', 'pending', 'user', 'bench-user', '{}', now(), now(),
+                   now() + interval '7 days' FROM generate_series(1, $drain_jobs);
+            NOTIFY jobs_enqueued, 'noop'" >/dev/null
+  wait_zero "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')" 600 >/dev/null
+  python3 bench/scale_probe.py --port "$app_port" --token-file "$keys/token" \
+    --admin-token-file "$keys/admin-token" --uids "$work/uids.txt" >/dev/null
+
   local size label
   for label in small large; do
     size=$([ "$label" = small ] && echo "$small" || echo "$large")
@@ -680,12 +692,41 @@ PY
                 FROM generate_series(1, $swept) AS i" >/dev/null
     local sweep_s
     sweep_s=$(wait_zero "SELECT count(*) FROM jobs WHERE kind = 'noop' AND status IN ('done', 'failed') AND expires_at <= now()" 3600)
+    # Sweep with files: expired noop jobs whose artifact folders hold a 4 KiB file each, as a kind
+    # whose cleanup deletes files finds them.
+    local file_jobs=${BENCH_SCALE_SWEEP_FILES:-20000}
+    psql_ -At -c "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, result, created_at,
+                started_at, completed_at, updated_at, duration_ms, expires_at, epoch)
+              SELECT gen_random_uuid(), 'noop', 'done', 'user', 'bench-files', '{}', '{}',
+                     now() - interval '8 days', now() - interval '8 days', now() - interval '8 days',
+                     now() - interval '8 days', 1, now() + interval '1 hour', 1
+                FROM generate_series(1, $file_jobs) RETURNING uid" >"$work/file-uids.txt"
+    python3 - "$data" "$work/file-uids.txt" <<'PY'
+import os, sys
+root, uids = sys.argv[1], sys.argv[2]
+block = b"x" * 4096
+for uid in open(uids):
+    uid = uid.strip()
+    if uid:
+        folder = os.path.join(root, "artifacts", "noop", uid)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "noop.txt"), "wb") as f:
+            f.write(block)
+PY
+    sync
+    psql_ -c "UPDATE jobs SET expires_at = now() - interval '1 day' WHERE owner_kind = 'user' AND owner_id = 'bench-files'" >/dev/null
+    local files_s files_left
+    files_s=$(wait_zero "SELECT count(*) FROM jobs WHERE kind = 'noop' AND status IN ('done', 'failed') AND expires_at <= now()" 3600)
+    files_left=$(find "$data/artifacts/noop" -name noop.txt 2>/dev/null | wc -l)
+    [ "$files_left" -le 0 ] || { echo "bench: $files_left artifact files left after the sweep" >&2; exit 1; }
+    echo "$file_jobs $files_s" >"$work/files-$label.txt"
     python3 - "$out/scale-sizes.jsonl" "$label" "$size" "$gauges_tps" "$work/probe-$label.json" \
       "$idle_ticks" "$tick" "$drain_jobs" "$drain_s" "$swept" "$sweep_s" "$drain2_s" "$vacuum_stats" <<'PY'
 import json, sys
 (path, label, size, gauges_tps, probe, idle_ticks, tick, drain_jobs, drain_s, swept, sweep_s,
  drain2_s, vacuum_stats) = sys.argv[1:]
 dead, autovacuums = (int(v) for v in vacuum_stats.split())
+file_jobs, files_s = open(probe.replace("probe-", "files-").replace(".json", ".txt")).read().split()
 row = json.load(open(probe))
 row.update({
     "label": label, "rows": int(size),
@@ -694,6 +735,7 @@ row.update({
     "drain_jobs_per_s": round(int(drain_jobs) / max(float(drain_s), 0.001), 1),
     "drain2_jobs_per_s": round(int(drain_jobs) / max(float(drain2_s), 0.001), 1),
     "dead_rows": dead, "autovacuums": autovacuums,
+    "sweep_files_rows_per_s": round(int(file_jobs) / max(float(files_s), 0.001), 1),
     "sweep_rows": int(swept),
     "sweep_rows_per_s": round(int(swept) / max(float(sweep_s), 0.001), 1),
 })
@@ -772,6 +814,7 @@ both("jobs_dead_rows_after_drains", "dead_rows", "rows")
 both("jobs_autovacuums_by_then", "autovacuums", "count")
 both("idle_database_cpu", "idle_db_cpu_percent", "%core")
 both("sweep", "sweep_rows_per_s", "rows/s")
+both("sweep_deleting_files", "sweep_files_rows_per_s", "rows/s")
 with open(sys.argv[2], "w") as f:
     for r in rows:
         f.write(json.dumps(r) + "\n")
