@@ -590,10 +590,12 @@ while True:
 PY
   }
   # Adds $2 finished jobs starting at number $1: six kinds, a thousand owners (bench-user among
-  # them), a payload and a result of some 200 bytes each, completions over the last week,
-  # time-ordered uids. Written in chunks of a million.
+  # them), a payload and a result of some 200 bytes each, time-ordered uids; the last
+  # BENCH_SCALE_LAST_HOUR (6,000) finished within the last hour at both sizes, the rest over the
+  # week before it, so the sizes differ in history only. Written in chunks of a million.
   fill() {
-    local from=$1 count=$2 chunk
+    local from=$1 count=$2 chunk total=$(($1 + $2)) recent=${BENCH_SCALE_LAST_HOUR:-6000}
+    [ "$recent" -le "$count" ] || recent=$count
     while [ "$count" -gt 0 ]; do
       chunk=$((count < 1000000 ? count : 1000000))
       psql_ -c "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, result, error,
@@ -614,8 +616,11 @@ PY
                        t, t, t + interval '2 seconds', t + interval '2 seconds', 2000 + i % 500,
                        t + interval '14 days', 1000 + i % 7, 2000 + i % 11, 10, 1
                   FROM generate_series($from + 1, $from + $chunk) AS i,
-                       LATERAL (SELECT now() - interval '7 days'
-                                       + (i - $from) * (interval '7 days' / $chunk)) AS g(t)" >/dev/null
+                       LATERAL (SELECT CASE WHEN i > $total - $recent
+                                            THEN now() - interval '1 hour'
+                                                 + (i - ($total - $recent)) * (interval '1 hour' / $recent)
+                                            ELSE now() - interval '7 days' - interval '1 hour'
+                                                 + (i - $from) * (interval '7 days' / $chunk) END) AS g(t)" >/dev/null
       from=$((from + chunk))
       count=$((count - chunk))
     done
@@ -635,8 +640,9 @@ PY
   fill 0 2000
   psql_ -At -c "SELECT uid FROM jobs WHERE owner_id = 'bench-user'" >"$work/uids.txt"
   psql_ -c "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at)
-            SELECT gen_random_uuid(), 'noop', 'pending', 'user', 'bench-user', '{}', now(), now(),
-                   now() + interval '7 days' FROM generate_series(1, $drain_jobs);
+            SELECT (lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint), 12, '0')
+                    || substr(md5('warm' || i), 1, 20))::uuid, 'noop', 'pending', 'user', 'bench-user',
+                   '{}', now(), now(), now() + interval '7 days' FROM generate_series(1, $drain_jobs) AS i;
             NOTIFY jobs_enqueued, 'noop'" >/dev/null
   wait_zero "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')" 600 >/dev/null
   python3 bench/scale_probe.py --port "$app_port" --token-file "$keys/token" \
