@@ -23,6 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jboss.logging.Logger;
 
@@ -64,7 +65,7 @@ public class StreamHub {
   private final int maxPerOwner;
   private final long pollMillis;
   private final Map<UUID, Set<Watcher>> watchers = new ConcurrentHashMap<>();
-  private final Map<Owner, AtomicInteger> perOwner = new ConcurrentHashMap<>();
+  private final Map<Owner, Integer> perOwner = new ConcurrentHashMap<>();
   private final AtomicInteger polls = new AtomicInteger();
   private volatile ScheduledExecutorService poller;
 
@@ -80,9 +81,15 @@ public class StreamHub {
    * @throws ProblemException 429 when the owner already has its most streams open here
    */
   Slot reserve(Owner owner) {
-    AtomicInteger open = perOwner.computeIfAbsent(owner, o -> new AtomicInteger());
-    if (open.incrementAndGet() > maxPerOwner) {
-      open.decrementAndGet();
+    boolean[] taken = {false};
+    perOwner.compute(
+        owner,
+        (o, open) -> {
+          int now = open == null ? 0 : open;
+          taken[0] = now < maxPerOwner;
+          return taken[0] ? now + 1 : open;
+        });
+    if (!taken[0]) {
       throw new ProblemException(
           Problem.of(
               429,
@@ -94,21 +101,24 @@ public class StreamHub {
                   + " instead"),
           Map.of("Retry-After", "5"));
     }
-    return new Slot(open);
+    return new Slot(owner);
   }
 
-  /** One of an owner's places; given back once, however often it is released. */
-  static final class Slot {
-    private final AtomicInteger open;
-    private final AtomicInteger released = new AtomicInteger();
+  /**
+   * One of an owner's places; given back once, however often it is released. An owner with no
+   * stream left is forgotten, so the count stays as small as the owners streaming now.
+   */
+  final class Slot {
+    private final Owner owner;
+    private final AtomicBoolean released = new AtomicBoolean();
 
-    private Slot(AtomicInteger open) {
-      this.open = open;
+    private Slot(Owner owner) {
+      this.owner = owner;
     }
 
     void release() {
-      if (released.getAndIncrement() == 0) {
-        open.decrementAndGet();
+      if (released.compareAndSet(false, true)) {
+        perOwner.computeIfPresent(owner, (o, open) -> open <= 1 ? null : open - 1);
       }
     }
   }
