@@ -46,7 +46,7 @@ def main():
     ap.add_argument("--admin-token-file", required=True)
     ap.add_argument("--uids", required=True)
     ap.add_argument("--status-requests", type=int, default=2000)
-    ap.add_argument("--cards-requests", type=int, default=30)
+    ap.add_argument("--cards-requests", type=int, default=100)
     ap.add_argument("--list-pages", type=int, default=100)
     args = ap.parse_args()
 

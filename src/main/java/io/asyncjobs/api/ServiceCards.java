@@ -46,12 +46,20 @@ public class ServiceCards {
   public static final String CARD_TOTALS =
       "SELECT kind, status, jobs, bytes_in, bytes_out, items FROM job_totals";
 
-  /** CardMinutes: per kind and minute of the last hour, oldest minute 0, jobs finished in it. */
+  /**
+   * CardMinutes: per kind and minute of the last hour, oldest minute 0, jobs finished in it. Kind
+   * by kind through the primary key, so that minutes the sweep has not purged yet (two hours' worth
+   * normally, a week's after a bulk load) are never read.
+   */
   public static final String CARD_MINUTES =
       """
-      SELECT kind, (extract(epoch FROM (minute - ?::timestamptz)) / 60)::int, finished
-        FROM job_finished_minutes
-       WHERE minute >= ? AND minute <= ?
+      SELECT k.kind, (extract(epoch FROM (m.minute - ?::timestamptz)) / 60)::int, m.finished
+        FROM (SELECT DISTINCT kind FROM job_totals) AS k
+       CROSS JOIN LATERAL (
+             SELECT minute, finished FROM job_finished_minutes
+              WHERE kind = k.kind AND minute >= ? AND minute <= ?
+              ORDER BY minute
+              LIMIT 60) AS m
       """;
 
   /**

@@ -51,9 +51,9 @@ public interface JobsConfig {
   int sweepBatchSize();
 
   /**
-   * How long one service's sweep may go on within a tick before it leaves the rest to the next;
-   * while expired jobs remain, the next tick comes at once. Claims run before the sweep, so this is
-   * the longest a sweep holds back the next claim.
+   * How long one service's sweep may go on within a run before it leaves the rest to the next;
+   * while expired jobs remain, the next run (a wake-up that claims first) comes at once. A claim
+   * that comes due meanwhile (an enqueue, a finished task) ends the sweep after its current batch.
    */
   @WithDefault("250ms")
   @DurationMin(millis = 1)

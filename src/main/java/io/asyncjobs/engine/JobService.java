@@ -72,6 +72,9 @@ public abstract class JobService extends BaseService {
 
   private final Semaphore wakeSignal = new Semaphore(0);
 
+  /** Whether the last sweep left expired jobs; a wake-up then sweeps on. Under the run lock. */
+  private boolean sweepBehind;
+
   /**
    * Set when older pending jobs appeared (a retry, a rescue): the next wake-up claims from the
    * head.
@@ -229,9 +232,7 @@ public abstract class JobService extends BaseService {
       if (trust == Trust.CLAIM) {
         recoverOrphans(settings, epoch, now, tally);
         refill(settings, epoch, now, tally);
-        if (sweeper.sweep(now, tally, ctx.sweepBudget())) {
-          requestWake(); // more expired jobs: the next run comes at once, after its claims
-        }
+        sweep(ctx, now, tally);
       }
       TickResult result = tally.result();
       logIfNotEmpty(result);
@@ -244,10 +245,11 @@ public abstract class JobService extends BaseService {
   }
 
   /**
-   * The wake-up path, run when a job of this kind was enqueued or one of its tasks finished: reap
-   * and refill only, with the settings of the last tick. Finished outcomes of the current epoch and
-   * the claim that refills their slots go in one statement. Orphans and expired jobs do not appear
-   * between ticks in a way that needs an immediate answer, so the tick alone handles them.
+   * The wake-up path, run when a job of this kind was enqueued or one of its tasks finished, or
+   * when the last sweep left expired jobs: reap and refill, with the settings of the last tick,
+   * then sweep on if the last sweep was behind. Finished outcomes of the current epoch and the
+   * claim that refills their slots go in one statement. Orphans do not appear between ticks in a
+   * way that needs an immediate answer, so the tick alone recovers them.
    */
   TickResult wakeOnce() {
     EngineContext ctx = requireContext();
@@ -312,12 +314,39 @@ public abstract class JobService extends BaseService {
         // The outcomes stay in flight; the next run writes them.
         LOG.debugf("%s: a wake-up's write failed: %s", kind(), e.getMessage());
       }
+      if (sweepBehind) {
+        try {
+          sweep(ctx, now, tally);
+        } catch (JobStore.StoreException e) {
+          LOG.debugf(
+              "%s: a wake-up's sweep failed, the next tick sweeps: %s", kind(), e.getMessage());
+        }
+      }
       TickResult result = tally.result();
       ctx.metrics().ran(kind(), result);
       return result;
     } finally {
       runLock.unlock();
     }
+  }
+
+  /**
+   * Step 4, under the run lock: sweeps within the budget and, while expired jobs remain, asks for
+   * the next run at once; that run (a wake-up, when they are on) claims first and then sweeps on. A
+   * claim that comes due meanwhile ends the sweep after its current batch.
+   */
+  private void sweep(EngineContext ctx, Instant now, Tally tally) {
+    sweepBehind =
+        false; // stays so if the sweep throws: the next tick tries again, not every wake-up
+    sweepBehind = sweeper.sweep(now, tally, ctx.sweepBudget(), () -> claimsWaiting(ctx));
+    if (sweepBehind) {
+      requestWake();
+    }
+  }
+
+  /** Whether a wake-up was asked for (an enqueue, a finished task) and waits for the run lock. */
+  private boolean claimsWaiting(EngineContext ctx) {
+    return ctx.wakeUps() && wakeSignal.availablePermits() > 0;
   }
 
   /** Routine counts at debug level; anything unusual (recoveries, fencing, cleanup) at info. */

@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.BooleanSupplier;
 import org.jboss.logging.Logger;
 
 /**
@@ -36,12 +37,12 @@ final class Sweeper {
   }
 
   /**
-   * Sweeps batch after batch while expired jobs remain, until {@code budget} has passed; reports
-   * how far behind retention is.
+   * Sweeps batch after batch while expired jobs remain, until {@code budget} has passed or {@code
+   * claimsWaiting} says a claim is due; reports how far behind retention is.
    *
    * @return whether expired jobs remain
    */
-  boolean sweep(Instant now, Tally tally, Duration budget) {
+  boolean sweep(Instant now, Tally tally, Duration budget, BooleanSupplier claimsWaiting) {
     purgeMinutes(now);
     long deadline = System.nanoTime() + budget.toNanos();
     int batchSize = context.sweepBatchSize();
@@ -51,7 +52,7 @@ final class Sweeper {
         context.metrics().retentionLag(kind, Duration.ZERO);
         return false;
       }
-      if (System.nanoTime() - deadline >= 0) {
+      if (System.nanoTime() - deadline >= 0 || claimsWaiting.getAsBoolean()) {
         // The batch went oldest expiry first: its last job has waited about as long as the oldest
         // one left.
         Instant expiredAt = expired.get(expired.size() - 1).expiresAt;

@@ -45,7 +45,7 @@ class SweeperTest {
     insertExpired(10, NOW.plus(Duration.ofHours(1))); // not yet expired
     Tally tally = new Tally();
 
-    boolean more = sweeper(1_000).sweep(NOW, tally, Duration.ofMinutes(1));
+    boolean more = sweeper(1_000).sweep(NOW, tally, Duration.ofMinutes(1), () -> false);
 
     assertThat(more).isFalse();
     assertThat(tally.swept).isEqualTo(2_500);
@@ -60,11 +60,23 @@ class SweeperTest {
     insertExpired(250, NOW.minus(Duration.ofHours(2)));
     Tally tally = new Tally();
 
-    boolean more = sweeper(100).sweep(NOW, tally, Duration.ZERO);
+    boolean more = sweeper(100).sweep(NOW, tally, Duration.ZERO, () -> false);
 
     assertThat(more).as("expired jobs remain").isTrue();
     assertThat(tally.swept).as("one batch, then the budget is spent").isEqualTo(100);
     assertThat(lags).containsExactly(Duration.ofHours(3));
+    assertThat(count()).isEqualTo(400);
+  }
+
+  @Test
+  void shouldStopAfterTheCurrentBatchWhenAClaimIsWaiting() {
+    insertExpired(500, NOW.minus(Duration.ofHours(1)));
+    Tally tally = new Tally();
+
+    boolean more = sweeper(100).sweep(NOW, tally, Duration.ofMinutes(1), () -> true);
+
+    assertThat(more).as("expired jobs remain").isTrue();
+    assertThat(tally.swept).as("one batch, then the claim goes first").isEqualTo(100);
     assertThat(count()).isEqualTo(400);
   }
 

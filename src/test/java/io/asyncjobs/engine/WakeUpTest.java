@@ -46,6 +46,40 @@ class WakeUpTest {
     }
   }
 
+  @Test
+  void shouldSweepOnThroughWakeUpsWhenOneRunLeavesExpiredJobs() throws Exception {
+    db.clearJobs();
+    service.reset();
+    db.update(
+        "INSERT INTO jobs (uid, kind, status, payload, created_at, completed_at, updated_at,"
+            + " expires_at) SELECT gen_random_uuid(), 'controlled', 'done', '{}',"
+            + " now() - interval '8 days', now() - interval '8 days', now() - interval '8 days',"
+            + " now() - interval '1 day' FROM generate_series(1, 2000)");
+
+    // A budget of a millisecond: the run sweeps a batch or two of a hundred and leaves the rest.
+    TickResult first = service.runOnce();
+    assertThat(first.swept()).as("the run's own sweep").isBetween(100, 1_900);
+
+    // No more runOnce(): only wake-ups can go on with the sweep. They used to claim and stop, so
+    // the rest waited a batch per tick.
+    long left = expired();
+    for (int i = 0; i < 500 && left > 0; i++) {
+      Thread.sleep(10);
+      left = expired();
+    }
+    assertThat(left).as("expired jobs left without another tick").isZero();
+    assertThat(service.cleanups).hasSize(2_000).doesNotHaveDuplicates();
+  }
+
+  private long expired() {
+    return ((Number)
+            db.query(
+                    "SELECT count(*) AS n FROM jobs WHERE kind = 'controlled' AND expires_at <= now()")
+                .get(0)
+                .get("n"))
+        .longValue();
+  }
+
   private JobStatus awaitFinalStatus(UUID uid) throws InterruptedException {
     JobStatus status = JobStatus.PENDING;
     for (int i = 0; i < 200 && !status.isFinal(); i++) {
@@ -59,7 +93,9 @@ class WakeUpTest {
   public static class WakeUps implements QuarkusTestProfile {
     @Override
     public Map<String, String> getConfigOverrides() {
-      return Map.of("jobs.wake-ups", "true");
+      // Small sweeps, so that one run cannot sweep everything a test expires.
+      return Map.of(
+          "jobs.wake-ups", "true", "jobs.sweep-batch-size", "100", "jobs.sweep-budget", "1ms");
     }
   }
 }
