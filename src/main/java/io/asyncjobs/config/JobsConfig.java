@@ -52,8 +52,9 @@ public interface JobsConfig {
 
   /**
    * How long one service's sweep may go on within a run before it leaves the rest to the next;
-   * while expired jobs remain, the next run (a wake-up that claims first) comes at once. A claim
-   * that comes due meanwhile (an enqueue, a finished task) ends the sweep after its current batch.
+   * while expired jobs remain, a wake-up that claims first and then sweeps on comes at once (with
+   * wake-ups off, the next tick). A claim asked for meanwhile (an enqueue, a finished task) ends
+   * the sweep within the job it is cleaning up.
    */
   @WithDefault("250ms")
   @DurationMin(millis = 1)

@@ -76,6 +76,12 @@ public abstract class JobService extends BaseService {
   private boolean sweepBehind;
 
   /**
+   * Whether a claim was asked for (an enqueue, a finished task, a handover) since a run last
+   * claimed. A sweep gives way to it; the wake-ups a sweep asks for itself leave it alone.
+   */
+  private final AtomicBoolean claimWanted = new AtomicBoolean();
+
+  /**
    * Set when older pending jobs appeared (a retry, a rescue): the next wake-up claims from the
    * head.
    */
@@ -211,6 +217,7 @@ public abstract class JobService extends BaseService {
     runLock.lock();
     long startNanos = System.nanoTime();
     try {
+      claimWanted.set(false); // this run claims
       Instant now = ctx.clock().now();
       ServiceSettings settings = ctx.settings().effective(kind());
       lastSettings = settings;
@@ -255,6 +262,7 @@ public abstract class JobService extends BaseService {
     EngineContext ctx = requireContext();
     runLock.lock();
     try {
+      claimWanted.set(false); // this run claims
       ServiceSettings settings = lastTickSettings(ctx);
       Instant now = ctx.clock().now();
       Trust trust = ownerLock().trust();
@@ -282,9 +290,9 @@ public abstract class JobService extends BaseService {
       }
       int capacity = draining ? 0 : freeSlots(settings) + combined.size();
       UUID after = rewind.getAndSet(false) ? NO_CURSOR : cursor(epoch);
+      boolean fenced = false;
       try {
         List<Job> claimed;
-        boolean fenced;
         if (combined.isEmpty()) {
           JobStore.Claimed c = ctx.store().claimMany(kind(), capacity, epoch, now, after);
           claimed = c.jobs();
@@ -314,7 +322,8 @@ public abstract class JobService extends BaseService {
         // The outcomes stay in flight; the next run writes them.
         LOG.debugf("%s: a wake-up's write failed: %s", kind(), e.getMessage());
       }
-      if (sweepBehind) {
+      // A claim asked for meanwhile goes first: the wake-up it released runs next and sweeps on.
+      if (sweepBehind && !fenced && !draining && !claimWanted.get()) {
         try {
           sweep(ctx, now, tally);
         } catch (JobStore.StoreException e) {
@@ -331,22 +340,19 @@ public abstract class JobService extends BaseService {
   }
 
   /**
-   * Step 4, under the run lock: sweeps within the budget and, while expired jobs remain, asks for
-   * the next run at once; that run (a wake-up, when they are on) claims first and then sweeps on. A
-   * claim that comes due meanwhile ends the sweep after its current batch.
+   * Step 4, under the run lock: sweeps within the budget and, while expired jobs remain, asks for a
+   * wake-up at once, which claims first and then sweeps on. A claim asked for meanwhile (an
+   * enqueue, a finished task) ends the sweep within the job it is cleaning up. With wake-ups off,
+   * the sweep gets one budget per tick.
    */
   private void sweep(EngineContext ctx, Instant now, Tally tally) {
+    // Cleared first, so that a sweep that throws leaves the rest to the next tick.
+    sweepBehind = false;
     sweepBehind =
-        false; // stays so if the sweep throws: the next tick tries again, not every wake-up
-    sweepBehind = sweeper.sweep(now, tally, ctx.sweepBudget(), () -> claimsWaiting(ctx));
-    if (sweepBehind) {
-      requestWake();
+        sweeper.sweep(now, tally, ctx.sweepBudget(), () -> ctx.wakeUps() && claimWanted.get());
+    if (sweepBehind && ctx.wakeUps()) {
+      wakeSignal.release(); // a wake-up to sweep on, not a claim: claimWanted stays as it is
     }
-  }
-
-  /** Whether a wake-up was asked for (an enqueue, a finished task) and waits for the run lock. */
-  private boolean claimsWaiting(EngineContext ctx) {
-    return ctx.wakeUps() && wakeSignal.availablePermits() > 0;
   }
 
   /** Routine counts at debug level; anything unusual (recoveries, fencing, cleanup) at info. */
@@ -537,6 +543,7 @@ public abstract class JobService extends BaseService {
 
   /** Asks for a run as soon as possible, on this service's own thread. Coalesces. */
   public void requestWake() {
+    claimWanted.set(true);
     wakeSignal.release();
   }
 
@@ -546,6 +553,7 @@ public abstract class JobService extends BaseService {
    */
   public void requestWakeFromHead() {
     rewind.set(true);
+    claimWanted.set(true);
     wakeSignal.release();
   }
 
@@ -834,7 +842,8 @@ public abstract class JobService extends BaseService {
         }
       } catch (InterruptedException e) {
         return;
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
+        // An Error from a kind's code must not end this thread: wake-ups would stop for good.
         LOG.errorf(e, "%s: run after a wake-up failed; the next tick retries", kind());
       }
     }

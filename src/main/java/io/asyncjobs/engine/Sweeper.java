@@ -38,24 +38,27 @@ final class Sweeper {
 
   /**
    * Sweeps batch after batch while expired jobs remain, until {@code budget} has passed or {@code
-   * claimsWaiting} says a claim is due; reports how far behind retention is.
+   * claimsWaiting} says a claim is due (checked between one job's cleanup and the next); reports
+   * how far behind retention is.
    *
-   * @return whether expired jobs remain
+   * @return whether expired jobs remain that the caller should sweep again at once: false when none
+   *     is left, and false when a whole batch kept its rows because every cleanup failed (those are
+   *     deferred; going on at once would only fail again, so the next tick tries)
    */
   boolean sweep(Instant now, Tally tally, Duration budget, BooleanSupplier claimsWaiting) {
     purgeMinutes(now);
     long deadline = System.nanoTime() + budget.toNanos();
-    int batchSize = context.sweepBatchSize();
+    BooleanSupplier stop = () -> System.nanoTime() - deadline >= 0 || claimsWaiting.getAsBoolean();
     while (true) {
-      List<Job> expired = sweepBatch(now, tally);
-      if (expired.size() < batchSize) {
+      Batch batch = sweepBatch(now, tally, stop);
+      if (!batch.more()) {
         context.metrics().retentionLag(kind, Duration.ZERO);
         return false;
       }
-      if (System.nanoTime() - deadline >= 0 || claimsWaiting.getAsBoolean()) {
+      if (batch.deleted() == 0 || stop.getAsBoolean()) {
         // The batch went oldest expiry first: its last job has waited about as long as the oldest
         // one left.
-        Instant expiredAt = expired.get(expired.size() - 1).expiresAt;
+        Instant expiredAt = batch.lastExpiry();
         context
             .metrics()
             .retentionLag(
@@ -63,43 +66,63 @@ final class Sweeper {
                 expiredAt == null || expiredAt.isAfter(now)
                     ? Duration.ZERO
                     : Duration.between(expiredAt, now));
-        return true;
+        return batch.deleted() > 0;
       }
     }
   }
 
   /**
-   * Sweeps one batch.
+   * What one batch did.
    *
-   * @return the expired jobs the batch found
+   * @param more whether expired jobs may remain: the batch was full, or it stopped before its end
+   * @param deleted rows deleted
+   * @param lastExpiry the expiry of the last job it handled
    */
-  List<Job> sweepBatch(Instant now, Tally tally) {
-    List<Job> expired = context.store().expiredMany(kind, now, context.sweepBatchSize());
+  record Batch(boolean more, int deleted, Instant lastExpiry) {}
+
+  /**
+   * Sweeps one batch: cleans up each expired job, then deletes the cleaned ones and defers those
+   * whose cleanup failed. Once {@code stop} says so it leaves the rest of the batch (at least one
+   * job is always handled), which stays expired for the next sweep.
+   */
+  Batch sweepBatch(Instant now, Tally tally, BooleanSupplier stop) {
+    int batchSize = context.sweepBatchSize();
+    List<Job> expired = context.store().expiredMany(kind, now, batchSize);
     if (expired.isEmpty()) {
-      return expired;
+      return new Batch(false, 0, null);
     }
     List<UUID> cleaned = new ArrayList<>();
     List<UUID> kept = new ArrayList<>();
+    Instant lastExpiry = null;
     for (Job job : expired) {
+      if (lastExpiry != null && stop.getAsBoolean()) {
+        break;
+      }
+      lastExpiry = job.expiresAt;
       try {
         cleanup.cleanup(job);
         cleaned.add(job.uid);
-      } catch (Exception e) {
+      } catch (VirtualMachineError e) {
+        throw e;
+      } catch (Throwable e) {
+        // An Error from a kind's cleanup (a missing class, a deep recursion) keeps the job too.
         kept.add(job.uid);
         LOG.warnf(
             "%s: cleanup of expired job %s failed, keeping it for %s: %s",
             kind, job.uid, context.cleanupRetryDelay(), JobService.describe(e));
       }
     }
-    tally.swept += context.store().deleteMany(cleaned);
+    int deleted = context.store().deleteMany(cleaned);
+    tally.swept += deleted;
     tally.cleanupErrors += kept.size();
     context.store().deferExpiryMany(kept, now.plus(context.cleanupRetryDelay()));
-    return expired;
+    int handled = cleaned.size() + kept.size();
+    return new Batch(expired.size() == batchSize || handled < expired.size(), deleted, lastExpiry);
   }
 
   /** Sweeps batch after batch until none is left (each batch deletes its rows or defers them). */
   void sweepAll(Instant now, Tally tally) {
-    while (sweepBatch(now, tally).size() == context.sweepBatchSize()) {
+    while (sweepBatch(now, tally, () -> false).more()) {
       // A failed cleanup is deferred by jobs.cleanup-retry-delay (at least a second), so this ends.
     }
   }

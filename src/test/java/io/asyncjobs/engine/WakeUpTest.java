@@ -11,6 +11,7 @@ import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** With wake-ups on and no scheduled tick, jobs still start and finish at once. */
@@ -47,7 +48,7 @@ class WakeUpTest {
   }
 
   @Test
-  void shouldSweepOnThroughWakeUpsWhenOneRunLeavesExpiredJobs() throws Exception {
+  void shouldGiveWayToAClaimMidSweepAndSweepOnThroughWakeUps() throws Exception {
     db.clearJobs();
     service.reset();
     db.update(
@@ -55,13 +56,23 @@ class WakeUpTest {
             + " expires_at) SELECT gen_random_uuid(), 'controlled', 'done', '{}',"
             + " now() - interval '8 days', now() - interval '8 days', now() - interval '8 days',"
             + " now() - interval '1 day' FROM generate_series(1, 2000)");
+    // A claim is asked for while the tick's sweep cleans up its 150th job, as an enqueue's NOTIFY
+    // or a finished task would. The waker takes that wake-up at once and waits for the run lock.
+    AtomicInteger cleanupsSeen = new AtomicInteger();
+    service.cleanupObserver =
+        job -> {
+          if (cleanupsSeen.incrementAndGet() == 150) {
+            service.requestWake();
+          }
+        };
 
-    // A budget of a millisecond: the run sweeps a batch or two of a hundred and leaves the rest.
-    TickResult first = service.runOnce();
-    assertThat(first.swept()).as("the run's own sweep").isBetween(100, 1_900);
+    TickResult tick = service.runOnce();
 
-    // No more runOnce(): only wake-ups can go on with the sweep. They used to claim and stop, so
-    // the rest waited a batch per tick.
+    // The sweep's budget (10 s) would have swept everything; it stopped for the claim instead.
+    // Before, it looked for wake-ups not yet taken, found none, and held the claim back.
+    assertThat(tick.swept()).as("swept by the tick before it gave way").isEqualTo(150);
+    // No more runOnce(): only wake-ups can sweep on. They used to claim and stop, so the rest
+    // waited for later ticks.
     long left = expired();
     for (int i = 0; i < 500 && left > 0; i++) {
       Thread.sleep(10);
@@ -93,9 +104,9 @@ class WakeUpTest {
   public static class WakeUps implements QuarkusTestProfile {
     @Override
     public Map<String, String> getConfigOverrides() {
-      // Small sweeps, so that one run cannot sweep everything a test expires.
+      // Small batches and a long budget: what ends a sweep early is a claim, not its budget.
       return Map.of(
-          "jobs.wake-ups", "true", "jobs.sweep-batch-size", "100", "jobs.sweep-budget", "1ms");
+          "jobs.wake-ups", "true", "jobs.sweep-batch-size", "100", "jobs.sweep-budget", "10s");
     }
   }
 }
