@@ -671,11 +671,11 @@ PY
     before_ticks=$(pg_ticks)
     sleep 20
     idle_ticks=$(($(pg_ticks) - before_ticks))
-    # Drain, BENCH_SCALE_DRAIN_ROUNDS (3) times: pending noop jobs inserted at once, timed until
+    # Drain, BENCH_SCALE_DRAIN_ROUNDS (5) times: pending noop jobs inserted at once, timed until
     # none is pending or running. Each drain steps over what the ones before left for autovacuum.
     # The median round and the slowest one are reported.
     local drain_s="" drain_one round
-    for round in $(seq 1 "${BENCH_SCALE_DRAIN_ROUNDS:-3}"); do
+    for round in $(seq 1 "${BENCH_SCALE_DRAIN_ROUNDS:-5}"); do
     psql_ -c "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at)
               SELECT (lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint), 12, '0')
                       || substr(md5('drain$round-' || i), 1, 20))::uuid, 'noop', 'pending', 'user', 'bench-user',
