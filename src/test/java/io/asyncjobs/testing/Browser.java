@@ -1,7 +1,5 @@
 package io.asyncjobs.testing;
 
-import static org.assertj.core.api.Assertions.fail;
-
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -47,14 +45,13 @@ public final class Browser implements AutoCloseable {
     this.profile = profile;
   }
 
-  /** Starts the browser, or fails the test with the command that installs it. */
+  /**
+   * Starts the browser, installing Debian's Chromium and its driver first when they are missing
+   * (see {@link DebianPackages}).
+   */
   public static Browser start() throws IOException {
-    if (!Files.isExecutable(CHROMIUM) || !Files.isExecutable(CHROMEDRIVER)) {
-      fail(
-          "The browser tests need Debian's headless Chromium at %s and its driver at %s."
-              + " Install them with: apt-get install chromium chromium-driver",
-          CHROMIUM, CHROMEDRIVER);
-    }
+    DebianPackages.require(
+        "The browser tests", Map.of(CHROMIUM, "chromium", CHROMEDRIVER, "chromium-driver"));
     // Browser and driver are named below, so Selenium Manager is never asked for them; should
     // anything ask it anyway, it must not go to the network (SE_* properties reach it as env).
     System.setProperty("SE_OFFLINE", "true");

@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
@@ -46,14 +47,10 @@ public final class PrometheusServer implements AutoCloseable {
     this.base = URI.create("http://127.0.0.1:" + port);
   }
 
-  /** Fails the test, saying how to install them, unless both Prometheus binaries are there. */
+  /** Makes sure both Prometheus binaries are there (see {@link DebianPackages}). */
   public static void requireInstalled() {
-    if (!Files.isExecutable(PROMETHEUS) || !Files.isExecutable(PROMTOOL)) {
-      fail(
-          "The dashboard check needs Debian's Prometheus at %s and %s."
-              + " Install them with: apt-get install prometheus",
-          PROMETHEUS, PROMTOOL);
-    }
+    DebianPackages.require(
+        "The dashboard checks", Map.of(PROMETHEUS, "prometheus", PROMTOOL, "prometheus"));
   }
 
   /**

@@ -12,6 +12,7 @@ import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.storage.DataDirectory;
 import io.asyncjobs.testing.Database;
+import io.asyncjobs.testing.DebianPackages;
 import io.asyncjobs.testing.Tokens;
 import io.quarkus.arc.ClientProxy;
 import io.quarkus.test.junit.QuarkusTest;
@@ -87,8 +88,12 @@ class ZipServiceTest {
   }
 
   static void unzipTest(Path archive) throws Exception {
+    Path unzip = Path.of("/usr/bin/unzip");
+    DebianPackages.require("The zip checks", Map.of(unzip, "unzip"));
     Process p =
-        new ProcessBuilder("unzip", "-t", archive.toString()).redirectErrorStream(true).start();
+        new ProcessBuilder(unzip.toString(), "-t", archive.toString())
+            .redirectErrorStream(true)
+            .start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(p.waitFor()).as(out).isZero();
     assertThat(out).contains("No errors detected");
