@@ -5,6 +5,7 @@ import io.asyncjobs.auth.DownloadLinks;
 import io.asyncjobs.engine.BaseService;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.engine.ServiceManager;
+import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Owner;
 import io.asyncjobs.settings.SettingsOverride;
 import jakarta.annotation.security.RolesAllowed;

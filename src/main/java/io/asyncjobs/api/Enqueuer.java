@@ -6,6 +6,8 @@ import io.asyncjobs.auth.Caller;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.files.FileScope;
 import io.asyncjobs.files.FileScopes;
+import io.asyncjobs.problem.Problem;
+import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.Owner;

@@ -1,5 +1,6 @@
 package io.asyncjobs.api;
 
+import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.CancelOutcome;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;

@@ -2,6 +2,7 @@ package io.asyncjobs.api;
 
 import io.asyncjobs.auth.DownloadLinks;
 import io.asyncjobs.engine.ServiceManager;
+import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.JobPage;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;

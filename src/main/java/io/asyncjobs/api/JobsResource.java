@@ -2,6 +2,7 @@ package io.asyncjobs.api;
 
 import io.asyncjobs.auth.Caller;
 import io.asyncjobs.auth.DownloadLinks;
+import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.CancelOutcome;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;

@@ -3,6 +3,8 @@ package io.asyncjobs.api;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.problem.Problem;
+import io.asyncjobs.problem.ProblemException;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
 import io.quarkus.vertx.http.runtime.RouteConstants;

@@ -1,6 +1,7 @@
 package io.asyncjobs.api;
 
 import io.asyncjobs.auth.Caller;
+import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;

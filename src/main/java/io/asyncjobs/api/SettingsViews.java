@@ -2,6 +2,7 @@ package io.asyncjobs.api;
 
 import io.asyncjobs.engine.BaseService;
 import io.asyncjobs.engine.ServiceManager;
+import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.settings.SettingsOverride;
 import io.asyncjobs.settings.SettingsStore;
 import jakarta.enterprise.context.ApplicationScoped;

@@ -2,6 +2,8 @@ package io.asyncjobs.api;
 
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.problem.Problem;
+import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobRows;
 import io.asyncjobs.queue.Owner;

@@ -1,5 +1,7 @@
 package io.asyncjobs.api;
 
+import io.asyncjobs.problem.Problem;
+import io.asyncjobs.problem.ProblemException;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.ext.Provider;
 import jakarta.ws.rs.ext.ReaderInterceptor;

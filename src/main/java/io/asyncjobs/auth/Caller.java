@@ -1,7 +1,7 @@
 package io.asyncjobs.auth;
 
-import io.asyncjobs.api.ProblemException;
 import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.Owner;
 import io.quarkus.security.identity.SecurityIdentity;

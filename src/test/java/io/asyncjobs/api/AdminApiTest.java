@@ -9,6 +9,7 @@ import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.nullValue;
 
 import io.asyncjobs.kinds.noop.NoopService;
+import io.asyncjobs.problem.Problem;
 import io.asyncjobs.settings.SettingsOverride;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.testing.Database;

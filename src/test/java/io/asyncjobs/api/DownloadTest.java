@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 
 import io.asyncjobs.kinds.noop.NoopService;
+import io.asyncjobs.problem.Problem;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.storage.DataDirectory;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.startsWith;
 
+import io.asyncjobs.problem.Problem;
 import io.asyncjobs.testing.PackagedAppResource;
 import io.asyncjobs.testing.Tokens;
 import io.quarkus.test.common.WithTestResource;

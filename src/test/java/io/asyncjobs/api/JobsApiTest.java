@@ -12,6 +12,8 @@ import static org.hamcrest.Matchers.nullValue;
 import static org.hamcrest.Matchers.startsWith;
 
 import io.asyncjobs.kinds.noop.NoopService;
+import io.asyncjobs.problem.Problem;
+import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.RawHttp;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.asyncjobs.problem.Problem;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.LogCapture;
 import io.asyncjobs.testing.RawHttp;

@@ -2,9 +2,9 @@ package io.asyncjobs.kinds.fork;
 
 import io.asyncjobs.api.EnqueuedView;
 import io.asyncjobs.api.Enqueuer;
-import io.asyncjobs.api.ProblemException;
 import io.asyncjobs.auth.Caller;
 import io.asyncjobs.files.Payloads;
+import io.asyncjobs.problem.ProblemException;
 import io.quarkus.security.Authenticated;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.HeaderParam;

@@ -2,8 +2,8 @@ package io.asyncjobs.kinds.noop;
 
 import io.asyncjobs.api.EnqueuedView;
 import io.asyncjobs.api.Enqueuer;
-import io.asyncjobs.api.ProblemException;
 import io.asyncjobs.auth.Caller;
+import io.asyncjobs.problem.ProblemException;
 import io.quarkus.security.Authenticated;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.HeaderParam;

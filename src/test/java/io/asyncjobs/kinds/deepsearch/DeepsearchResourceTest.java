@@ -3,8 +3,8 @@ package io.asyncjobs.kinds.deepsearch;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.asyncjobs.api.Problem;
 import io.asyncjobs.files.Trees;
+import io.asyncjobs.problem.Problem;
 import io.asyncjobs.storage.DataDirectory;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.Tokens;

@@ -6,8 +6,8 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 
-import io.asyncjobs.api.Problem;
 import io.asyncjobs.files.Trees;
+import io.asyncjobs.problem.Problem;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.storage.DataDirectory;

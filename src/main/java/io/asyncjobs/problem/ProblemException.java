@@ -1,4 +1,4 @@
-package io.asyncjobs.api;
+package io.asyncjobs.problem;
 
 import jakarta.ws.rs.core.Response;
 import java.util.Map;
@@ -19,7 +19,8 @@ public class ProblemException extends RuntimeException {
     this.headers = Map.copyOf(headers);
   }
 
-  ProblemException(Problem problem) {
+  /** A problem as it is. */
+  public ProblemException(Problem problem) {
     this(problem, Map.of());
   }
 

@@ -1,4 +1,4 @@
-package io.asyncjobs.api;
+package io.asyncjobs.problem;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.quarkus.runtime.annotations.RegisterForReflection;
