@@ -56,16 +56,9 @@ final class Sweeper {
         return false;
       }
       if (batch.deleted() == 0 || stop.getAsBoolean()) {
-        // The batch went oldest expiry first: its last job has waited about as long as the oldest
-        // one left.
-        Instant expiredAt = batch.lastExpiry();
-        context
-            .metrics()
-            .retentionLag(
-                kind,
-                expiredAt == null || expiredAt.isAfter(now)
-                    ? Duration.ZERO
-                    : Duration.between(expiredAt, now));
+        // The batch went oldest expiry first, and only expiries up to now: its last job has waited
+        // about as long as the oldest one left.
+        context.metrics().retentionLag(kind, Duration.between(batch.lastExpiry(), now));
         return batch.deleted() > 0;
       }
     }
@@ -76,7 +69,7 @@ final class Sweeper {
    *
    * @param more whether expired jobs may remain: the batch was full, or it stopped before its end
    * @param deleted rows deleted
-   * @param lastExpiry the expiry of the last job it handled
+   * @param lastExpiry the expiry of the last job it handled; null when it found none
    */
   record Batch(boolean more, int deleted, Instant lastExpiry) {}
 
@@ -93,12 +86,12 @@ final class Sweeper {
     }
     List<UUID> cleaned = new ArrayList<>();
     List<UUID> kept = new ArrayList<>();
-    Instant lastExpiry = null;
+    int handled = 0;
     for (Job job : expired) {
-      if (lastExpiry != null && stop.getAsBoolean()) {
+      if (handled > 0 && stop.getAsBoolean()) {
         break;
       }
-      lastExpiry = job.expiresAt;
+      handled++;
       try {
         cleanup.cleanup(job);
         cleaned.add(job.uid);
@@ -116,8 +109,10 @@ final class Sweeper {
     tally.swept += deleted;
     tally.cleanupErrors += kept.size();
     context.store().deferExpiryMany(kept, now.plus(context.cleanupRetryDelay()));
-    int handled = cleaned.size() + kept.size();
-    return new Batch(expired.size() == batchSize || handled < expired.size(), deleted, lastExpiry);
+    return new Batch(
+        expired.size() == batchSize || handled < expired.size(),
+        deleted,
+        expired.get(handled - 1).expiresAt);
   }
 
   /** Sweeps batch after batch until none is left (each batch deletes its rows or defers them). */

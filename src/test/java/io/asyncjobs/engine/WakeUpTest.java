@@ -9,9 +9,13 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /** With wake-ups on and no scheduled tick, jobs still start and finish at once. */
@@ -56,13 +60,20 @@ class WakeUpTest {
             + " expires_at) SELECT gen_random_uuid(), 'controlled', 'done', '{}',"
             + " now() - interval '8 days', now() - interval '8 days', now() - interval '8 days',"
             + " now() - interval '1 day' FROM generate_series(1, 2000)");
-    // A claim is asked for while the tick's sweep cleans up its 150th job, as an enqueue's NOTIFY
-    // or a finished task would. The waker takes that wake-up at once and waits for the run lock.
+    // A caller enqueues a job while the tick's sweep cleans up its 150th expired one; its wake-up
+    // is asked for at once, as the enqueue's NOTIFY does a moment later. The waker takes it and
+    // waits for the run lock. At each later cleanup, the test notes whether the job is claimed.
     AtomicInteger cleanupsSeen = new AtomicInteger();
+    AtomicReference<UUID> enqueued = new AtomicReference<>();
+    List<JobStatus> statusAtLaterCleanups = Collections.synchronizedList(new ArrayList<>());
     service.cleanupObserver =
         job -> {
-          if (cleanupsSeen.incrementAndGet() == 150) {
+          int seen = cleanupsSeen.incrementAndGet();
+          if (seen == 150) {
+            enqueued.set(queue.enqueue("controlled", Map.of(), null, null, null));
             service.requestWake();
+          } else if (seen > 150) {
+            statusAtLaterCleanups.add(queue.getJob(enqueued.get()).orElseThrow().status);
           }
         };
 
@@ -80,6 +91,9 @@ class WakeUpTest {
     }
     assertThat(left).as("expired jobs left without another tick").isZero();
     assertThat(service.cleanups).hasSize(2_000).doesNotHaveDuplicates();
+    // The caller's job was claimed before the sweep cleaned up one more expired job.
+    assertThat(statusAtLaterCleanups).hasSize(1_850).doesNotContain(JobStatus.PENDING);
+    assertThat(awaitFinalStatus(enqueued.get())).isEqualTo(JobStatus.DONE);
   }
 
   private long expired() {
