@@ -2,9 +2,16 @@ package io.asyncjobs.api;
 
 import io.asyncjobs.auth.Caller;
 import io.asyncjobs.auth.DownloadLinks;
-import io.asyncjobs.engine.BaseService;
-import io.asyncjobs.engine.JobService;
 import io.asyncjobs.engine.ServiceManager;
+import io.asyncjobs.operations.JobActions;
+import io.asyncjobs.operations.JobListView;
+import io.asyncjobs.operations.JobLists;
+import io.asyncjobs.operations.JobView;
+import io.asyncjobs.operations.Requests;
+import io.asyncjobs.operations.ServiceCard;
+import io.asyncjobs.operations.ServiceCards;
+import io.asyncjobs.operations.SettingsView;
+import io.asyncjobs.operations.SettingsViews;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Owner;
 import io.asyncjobs.settings.SettingsOverride;
@@ -19,7 +26,6 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import java.util.List;
-import java.util.Map;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
@@ -70,28 +76,7 @@ public class AdminResource {
   @APIResponse(responseCode = "401", ref = "unauthenticated")
   @APIResponse(responseCode = "403", ref = "forbidden")
   public List<ServiceCard> services() {
-    Map<String, ServiceCards.Figures> figures = cards.figures();
-    return services.all().stream()
-        .sorted(java.util.Comparator.comparing(BaseService::name))
-        .map(
-            service -> {
-              ServiceCards.Figures f =
-                  figures.getOrDefault(service.name(), ServiceCards.Figures.none());
-              String title = service instanceof JobService job ? job.title() : service.name();
-              return new ServiceCard(
-                  service.name(),
-                  title,
-                  f.counts(),
-                  f.completedLastHour(),
-                  f.perMinuteList(),
-                  f.durationMs(),
-                  f.bytesIn(),
-                  f.bytesOut(),
-                  f.items(),
-                  f.oldestPendingAgeSeconds(),
-                  settings.of(service.name()));
-            })
-        .toList();
+    return cards.all();
   }
 
   @GET

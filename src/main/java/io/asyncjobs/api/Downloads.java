@@ -1,5 +1,6 @@
 package io.asyncjobs.api;
 
+import io.asyncjobs.operations.JobView;
 import io.asyncjobs.problem.Problem;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;

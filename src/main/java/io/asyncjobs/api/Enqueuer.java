@@ -6,6 +6,8 @@ import io.asyncjobs.auth.Caller;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.files.FileScope;
 import io.asyncjobs.files.FileScopes;
+import io.asyncjobs.operations.JobView;
+import io.asyncjobs.operations.Requests;
 import io.asyncjobs.problem.Problem;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
@@ -93,7 +95,7 @@ public class Enqueuer {
     if (body == null) {
       throw ProblemException.badRequest("the body must be a JSON object, for example " + example);
     }
-    FileScope scope = scopes.forCaller(caller);
+    FileScope scope = caller.isAdmin() ? scopes.forAdmin() : scopes.forOwner(caller.owner());
     FileJob job;
     try {
       job = check.check(scope, body);

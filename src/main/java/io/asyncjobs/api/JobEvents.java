@@ -2,6 +2,7 @@ package io.asyncjobs.api;
 
 import io.asyncjobs.auth.DownloadLinks;
 import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.operations.JobView;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobStatus;

@@ -2,6 +2,11 @@ package io.asyncjobs.api;
 
 import io.asyncjobs.auth.Caller;
 import io.asyncjobs.auth.DownloadLinks;
+import io.asyncjobs.operations.JobActions;
+import io.asyncjobs.operations.JobListView;
+import io.asyncjobs.operations.JobLists;
+import io.asyncjobs.operations.JobView;
+import io.asyncjobs.operations.Requests;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.CancelOutcome;
 import io.asyncjobs.queue.Job;

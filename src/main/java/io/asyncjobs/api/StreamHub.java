@@ -1,21 +1,16 @@
 package io.asyncjobs.api;
 
-import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.problem.Problem;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.queue.JobRows;
+import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.Owner;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -44,10 +39,6 @@ public class StreamHub {
   /** Most uids one poll statement asks for. */
   static final int CHUNK = 1_000;
 
-  /** JobGetViewMany: the watched jobs, as their views show them. */
-  static final String JOB_GET_VIEW_MANY =
-      "SELECT " + JobRows.VIEW_COLUMNS + " FROM jobs WHERE uid = ANY (?::uuid[])";
-
   /** What a stream is told at each poll. */
   interface Watcher {
     /**
@@ -63,7 +54,7 @@ public class StreamHub {
     void close();
   }
 
-  private final AgroalDataSource dataSource;
+  private final JobQueue queue;
   private final int maxPerOwner;
   private final long pollMillis;
   private final Map<UUID, Set<Watcher>> watchers = new ConcurrentHashMap<>();
@@ -71,8 +62,8 @@ public class StreamHub {
   private final AtomicInteger polls = new AtomicInteger();
   private volatile ScheduledExecutorService poller;
 
-  StreamHub(AgroalDataSource dataSource, JobsConfig config) {
-    this.dataSource = dataSource;
+  StreamHub(JobQueue queue, JobsConfig config) {
+    this.queue = queue;
     this.maxPerOwner = config.api().eventsMaxPerOwner();
     this.pollMillis = Math.max(1, config.api().eventsPollInterval().toMillis());
   }
@@ -145,7 +136,7 @@ public class StreamHub {
 
   private Optional<Job> readOne(UUID uid) {
     try {
-      return Optional.ofNullable(read(List.of(uid)).get(uid));
+      return Optional.ofNullable(queue.getJobViews(List.of(uid)).get(uid));
     } catch (SQLException e) {
       LOG.debugf(e, "The first poll of an event stream of %s failed", uid);
       return null;
@@ -214,7 +205,7 @@ public class StreamHub {
       List<UUID> chunk = uids.subList(from, Math.min(uids.size(), from + CHUNK));
       Map<UUID, Job> found;
       try {
-        found = read(chunk);
+        found = queue.getJobViews(chunk);
       } catch (SQLException e) {
         LOG.debugf(e, "The event streams skipped a poll");
         found = null;
@@ -227,20 +218,5 @@ public class StreamHub {
         tell(uid, set, found == null ? null : Optional.ofNullable(found.get(uid)));
       }
     }
-  }
-
-  private Map<UUID, Job> read(List<UUID> uids) throws SQLException {
-    Map<UUID, Job> found = new HashMap<>();
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_GET_VIEW_MANY)) {
-      ps.setArray(1, c.createArrayOf("uuid", uids.toArray()));
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          Job job = JobRows.read(rs, 0);
-          found.put(job.uid, job);
-        }
-      }
-    }
-    return found;
   }
 }

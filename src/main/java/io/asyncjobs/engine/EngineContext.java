@@ -1,5 +1,6 @@
 package io.asyncjobs.engine;
 
+import io.asyncjobs.queue.JobStore;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.time.Clock;
 import java.time.Duration;

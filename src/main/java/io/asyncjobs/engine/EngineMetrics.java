@@ -1,14 +1,14 @@
 package io.asyncjobs.engine;
 
+import io.asyncjobs.queue.Completion;
 import io.asyncjobs.queue.Job;
 import java.time.Duration;
 import java.time.Instant;
 
 /**
  * What the engine reports to its meters. The engine itself knows nothing of Micrometer: the
- * application supplies an implementation ({@code io.asyncjobs.metrics.JobMetrics}), and {@link
- * #NONE} counts nothing. Every method is called by the owner under the service's run lock and must
- * return quickly and never throw.
+ * application's meters implement it, and {@link #NONE} counts nothing. Every method is called by
+ * the owner under the service's run lock and must return quickly and never throw.
  */
 public interface EngineMetrics {
 

@@ -2,7 +2,9 @@ package io.asyncjobs.engine;
 
 import io.asyncjobs.config.ServiceSettings;
 import io.asyncjobs.lock.Trust;
+import io.asyncjobs.queue.Completion;
 import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobStore;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,7 +1,9 @@
 package io.asyncjobs.engine;
 
 import io.asyncjobs.config.ServiceSettings;
+import io.asyncjobs.queue.Completion;
 import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.queue.JobStore;
 import io.asyncjobs.queue.JsonCodec;
 import java.time.Instant;
 import java.util.ArrayList;

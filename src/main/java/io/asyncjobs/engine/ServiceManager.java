@@ -1,10 +1,11 @@
 package io.asyncjobs.engine;
 
-import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.lock.HandOff;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobStore;
 import io.asyncjobs.queue.JobsEnqueued;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.time.Clock;
@@ -17,9 +18,6 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.TransactionPhase;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -70,7 +68,7 @@ public class ServiceManager {
           });
   private final JobsConfig config;
   private final OwnerLock ownerLock;
-  private final AgroalDataSource dataSource;
+  private final HandOff handOff;
   private final EngineContext context;
 
   ServiceManager(
@@ -79,11 +77,11 @@ public class ServiceManager {
       JobStore store,
       SettingsStore settings,
       Clock clock,
-      AgroalDataSource dataSource,
+      HandOff handOff,
       Instance<EngineMetrics> metrics) {
     this.config = config;
     this.ownerLock = ownerLock;
-    this.dataSource = dataSource;
+    this.handOff = handOff;
     this.context =
         new EngineContext(
             store,
@@ -127,10 +125,7 @@ public class ServiceManager {
       if (owner) {
         handOver(config.lock().handoverGrace());
       }
-      ownerLock.release();
-      if (owner) {
-        announceRelease();
-      }
+      handOff.release(owner);
     } catch (RuntimeException e) {
       LOG.errorf(e, "Graceful handover failed; the next owner recovers the running jobs");
     } finally {
@@ -139,18 +134,6 @@ public class ServiceManager {
       }
       runners.values().forEach(Runner::stop);
       trustWatch.shutdownNow();
-    }
-  }
-
-  /** Tells the other replicas, through the database, to try for the lock now. */
-  private void announceRelease() {
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT pg_notify(?, ?)")) {
-      ps.setString(1, OwnerLock.RELEASED_CHANNEL);
-      ps.setString(2, ownerLock.identity());
-      ps.execute();
-    } catch (SQLException e) {
-      LOG.warnf("Could not announce the lock release (%s); others take it at their next retry", e);
     }
   }
 

@@ -1,6 +1,9 @@
 package io.asyncjobs.engine;
 
+import io.asyncjobs.queue.Completion;
+import io.asyncjobs.queue.DatabaseErrors;
 import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobStore;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Map;

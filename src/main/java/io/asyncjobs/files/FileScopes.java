@@ -1,6 +1,5 @@
 package io.asyncjobs.files;
 
-import io.asyncjobs.auth.Caller;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.Owner;
 import io.asyncjobs.storage.DataDirectory;
@@ -16,11 +15,14 @@ public class FileScopes {
     this.data = data;
   }
 
-  /** What this caller may name: all of {@code files/} for an admin, else its own folder. */
-  public FileScope forCaller(Caller caller) {
-    return caller.isAdmin()
-        ? FileScope.ofAdmin(data.root())
-        : FileScope.ofOwner(data.root(), caller.owner());
+  /** What an admin may name: all of {@code files/}. */
+  public FileScope forAdmin() {
+    return FileScope.ofAdmin(data.root());
+  }
+
+  /** What an owner may name: its own folder. */
+  public FileScope forOwner(Owner owner) {
+    return FileScope.ofOwner(data.root(), owner);
   }
 
   /**

@@ -1,14 +1,15 @@
 package io.asyncjobs.metrics;
 
-import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.config.JobsConfig;
-import io.asyncjobs.engine.Completion;
 import io.asyncjobs.engine.EngineMetrics;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.engine.TickResult;
 import io.asyncjobs.lock.OwnerLock;
+import io.asyncjobs.queue.Completion;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.queue.QueueDepths;
+import io.asyncjobs.queue.QueueMetrics;
 import io.asyncjobs.time.Clock;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -16,15 +17,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
@@ -43,24 +39,9 @@ import org.jboss.logging.Logger;
  * job uid or an owner. The names are described in {@code docs/metrics.md}.
  */
 @ApplicationScoped
-public class JobMetrics implements EngineMetrics {
+public class JobMetrics implements EngineMetrics, QueueMetrics {
 
   private static final Logger LOG = Logger.getLogger(JobMetrics.class);
-
-  /**
-   * JobCountByKindAndStatus: pending and running jobs counted from their partial index (what is
-   * queued or under way, never history), with the creation time of the oldest pending job of each
-   * kind; done and failed jobs from the totals the triggers keep.
-   */
-  public static final String JOB_COUNT_BY_KIND_AND_STATUS =
-      """
-      SELECT kind, status, count(*), min(created_at)
-        FROM jobs
-       WHERE status IN ('pending', 'running')
-       GROUP BY 1, 2
-       UNION ALL
-      SELECT kind, status, jobs, NULL FROM job_totals
-      """;
 
   /** Bucket boundaries of job durations and pickup delays: 10 ms to 1 h. */
   static final Duration[] JOB_TIME_BUCKETS = {
@@ -100,7 +81,7 @@ public class JobMetrics implements EngineMetrics {
 
   private final MeterRegistry registry;
   private final Clock clock;
-  private final AgroalDataSource dataSource;
+  private final QueueDepths queueDepths;
   private final ServiceManager services;
   private final ConcurrentMap<String, KindMeters> kinds = new ConcurrentHashMap<>();
   private volatile boolean refreshFailing;
@@ -111,13 +92,13 @@ public class JobMetrics implements EngineMetrics {
   JobMetrics(
       MeterRegistry registry,
       Clock clock,
-      AgroalDataSource dataSource,
+      QueueDepths queueDepths,
       ServiceManager services,
       OwnerLock ownerLock,
       JobsConfig config) {
     this.registry = registry;
     this.clock = clock;
-    this.dataSource = dataSource;
+    this.queueDepths = queueDepths;
     this.services = services;
     this.ownerLock = ownerLock;
     this.followerInterval = config.followerGaugeInterval();
@@ -125,14 +106,14 @@ public class JobMetrics implements EngineMetrics {
 
   // ---- from the queue --------------------------------------------------------------------
 
-  /** {@code count} jobs of {@code kind} were enqueued (created, not an idempotent repeat). */
+  @Override
   public void enqueued(String kind, int count) {
     if (count > 0) {
       meters(kind).enqueued.increment(count);
     }
   }
 
-  /** A failed job of {@code kind} was put back to pending by a caller. */
+  @Override
   public void retried(String kind) {
     meters(kind).retried.increment();
   }
@@ -199,25 +180,9 @@ public class JobMetrics implements EngineMetrics {
       return;
     }
     lastRefreshNanos = nowNanos;
-    Map<String, Map<JobStatus, Long>> counts = new HashMap<>();
-    Map<String, Instant> oldest = new HashMap<>();
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_COUNT_BY_KIND_AND_STATUS);
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        String kind = rs.getString(1);
-        JobStatus status = JobStatus.fromDbValue(rs.getString(2)).orElse(null);
-        if (status == null) {
-          continue;
-        }
-        counts
-            .computeIfAbsent(kind, k -> new EnumMap<>(JobStatus.class))
-            .put(status, rs.getLong(3));
-        OffsetDateTime created = rs.getObject(4, OffsetDateTime.class);
-        if (created != null && status == JobStatus.PENDING) {
-          oldest.put(kind, created.toInstant());
-        }
-      }
+    QueueDepths.Depths depths;
+    try {
+      depths = queueDepths.read();
     } catch (SQLException | RuntimeException e) {
       if (!refreshFailing) {
         refreshFailing = true;
@@ -229,6 +194,7 @@ public class JobMetrics implements EngineMetrics {
       refreshFailing = false;
       LOG.info("Reading the queue depth works again");
     }
+    Map<String, Map<JobStatus, Long>> counts = depths.counts();
     Set<String> all = new HashSet<>(services.kinds());
     all.addAll(counts.keySet());
     all.addAll(kinds.keySet());
@@ -238,7 +204,7 @@ public class JobMetrics implements EngineMetrics {
       for (JobStatus status : JobStatus.values()) {
         m.depth.get(status).set(byStatus.getOrDefault(status, 0L));
       }
-      m.oldestPending.set(oldest.get(kind));
+      m.oldestPending.set(depths.oldestPending().get(kind));
     }
   }
 

@@ -1,14 +1,10 @@
 package io.asyncjobs.queue;
 
 import io.agroal.api.AgroalDataSource;
-import io.asyncjobs.config.JobsConfig;
-import io.asyncjobs.config.ServiceSettings;
-import io.asyncjobs.metrics.JobMetrics;
+import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.time.Clock;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
-import jakarta.persistence.EntityManager;
-import jakarta.transaction.Transactional;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,6 +14,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -114,8 +111,7 @@ public class JobQueue {
   /**
    * JobCancelOne: a pending job fails at once ("cancelled on request"); a running one is flagged
    * for its owner to stop. In the CASE expressions {@code status} is the value before the update. A
-   * pending row still carries the retention it was enqueued with (expires_at - created_at), which
-   * restarts at the cancel as it would at completion.
+   * cancelled job is kept for its kind's effective retention from the cancel, as from a completion.
    */
   private static final String JOB_CANCEL_ONE =
       """
@@ -123,8 +119,7 @@ public class JobQueue {
          SET status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
              error = CASE WHEN status = 'pending' THEN 'cancelled on request' ELSE error END,
              completed_at = CASE WHEN status = 'pending' THEN ? ELSE completed_at END,
-             expires_at = CASE WHEN status = 'pending' THEN ?::timestamptz + (expires_at - created_at)
-                               ELSE expires_at END,
+             expires_at = CASE WHEN status = 'pending' THEN ?::timestamptz ELSE expires_at END,
              cancel_requested = true,
              updated_at = ?
        WHERE uid = ? AND status IN ('pending', 'running')
@@ -151,27 +146,43 @@ public class JobQueue {
           + FROM_HEAD
           + "') FROM retried";
 
+  /** JobGetKind: the kind of one job, by its uid. */
+  private static final String JOB_GET_KIND = "SELECT kind FROM jobs WHERE uid = ?";
+
+  /**
+   * JobTouchOne: a job's result was used now; it is kept at least until the given time. The expiry
+   * only ever moves later.
+   */
+  private static final String JOB_TOUCH_ONE =
+      """
+      UPDATE jobs
+         SET last_accessed_at = ?,
+             expires_at = GREATEST(expires_at, ?)
+       WHERE uid = ?
+      """;
+
+  /** JobGetViewMany: jobs by their uids, as their views show them (without payloads). */
+  private static final String JOB_GET_VIEW_MANY =
+      "SELECT " + JobRows.VIEW_COLUMNS + " FROM jobs WHERE uid = ANY (?::uuid[])";
+
   /** JobGetOne: one job by its uid. */
   private static final String JOB_GET_ONE =
       "SELECT " + JobRows.COLUMNS + " FROM jobs WHERE uid = ?";
 
-  private final JobsConfig config;
+  private final SettingsStore settings;
   private final Clock clock;
-  private final EntityManager em;
   private final AgroalDataSource dataSource;
   private final Event<JobsEnqueued> enqueued;
-  private final JobMetrics metrics;
+  private final QueueMetrics metrics;
 
   JobQueue(
-      JobsConfig config,
+      SettingsStore settings,
       Clock clock,
-      EntityManager em,
       AgroalDataSource dataSource,
       Event<JobsEnqueued> enqueued,
-      JobMetrics metrics) {
-    this.config = config;
+      QueueMetrics metrics) {
+    this.settings = settings;
     this.clock = clock;
-    this.em = em;
     this.dataSource = dataSource;
     this.enqueued = enqueued;
     this.metrics = metrics;
@@ -367,12 +378,15 @@ public class JobQueue {
    */
   public CancelOutcome cancelJob(UUID uid) {
     Instant now = clock.now();
-    OffsetDateTime at = OffsetDateTime.ofInstant(now, ZoneOffset.UTC);
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_CANCEL_ONE)) {
-      ps.setObject(1, at);
-      ps.setObject(2, at);
-      ps.setObject(3, at);
+      String kind = kindOf(c, uid);
+      if (kind == null) {
+        return CancelOutcome.NOT_FOUND;
+      }
+      ps.setObject(1, utc(now));
+      ps.setObject(2, expiry(kind, now));
+      ps.setObject(3, utc(now));
       ps.setObject(4, uid);
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next()) {
@@ -420,7 +434,7 @@ public class JobQueue {
   }
 
   private static String kindOf(Connection c, UUID uid) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT kind FROM jobs WHERE uid = ?")) {
+    try (PreparedStatement ps = c.prepareStatement(JOB_GET_KIND)) {
       ps.setObject(1, uid);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getString(1) : null;
@@ -445,30 +459,46 @@ public class JobQueue {
   }
 
   /**
+   * The jobs with these uids, without their payloads, in one primary-key read; uids without a job
+   * are absent. The event streams poll every watched job through it.
+   *
+   * @throws SQLException when the database cannot be read
+   */
+  public Map<UUID, Job> getJobViews(List<UUID> uids) throws SQLException {
+    Map<UUID, Job> found = new HashMap<>();
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_GET_VIEW_MANY)) {
+      ps.setArray(1, c.createArrayOf("uuid", uids.toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Job job = JobRows.read(rs, 0);
+          found.put(job.uid, job);
+        }
+      }
+    }
+    return found;
+  }
+
+  /**
    * Marks the job's result as used now and keeps it at least {@code extendSeconds} from now. The
    * expiry only ever moves later.
    *
    * @return false when no job has this uid
    */
-  @Transactional
   public boolean touchJob(UUID uid, long extendSeconds) {
     if (extendSeconds < 0) {
       throw new IllegalArgumentException("extendSeconds must not be negative: " + extendSeconds);
     }
     Instant now = clock.now();
-    int updated =
-        em.createNativeQuery(
-                """
-                UPDATE jobs
-                   SET last_accessed_at = :now,
-                       expires_at = GREATEST(expires_at, :until)
-                 WHERE uid = :uid
-                """)
-            .setParameter("now", now)
-            .setParameter("until", now.plus(Duration.ofSeconds(extendSeconds)))
-            .setParameter("uid", uid)
-            .executeUpdate();
-    return updated == 1;
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_TOUCH_ONE)) {
+      ps.setObject(1, utc(now));
+      ps.setObject(2, utc(now.plusSeconds(extendSeconds)));
+      ps.setObject(3, uid);
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not touch job " + uid, e);
+    }
   }
 
   /**
@@ -525,28 +555,41 @@ public class JobQueue {
    * JobList: one page of jobs, newest first, with the filters asked for; its parameters in order
    * are owner kind and id, kind, status, the cursor, and the page size. Each form has an index that
    * ends in uid (an owner's, a kind and status's, the active rows'), or walks the primary key.
+   *
+   * <p>There is one statement per set of filters, so that each is planned for the index it can use:
+   * a single statement with optional filters ({@code ? IS NULL OR ...}) would get one generic plan
+   * for all of them. The sixteen forms are put together once, here, from fixed parts; no request
+   * text ever reaches them.
    */
+  private static final String[] JOB_LIST = new String[16];
+
+  static {
+    for (int form = 0; form < JOB_LIST.length; form++) {
+      JOB_LIST[form] =
+          "SELECT "
+              + JobRows.VIEW_COLUMNS
+              + " FROM jobs WHERE true"
+              + ((form & 8) != 0 ? " AND owner_kind = ? AND owner_id = ?" : "")
+              + ((form & 4) != 0 ? " AND kind = ?" : "")
+              + ((form & 2) != 0 ? " AND status = ?" : "")
+              + ((form & 1) != 0 ? " AND uid < ?" : "")
+              + " ORDER BY uid DESC LIMIT ?";
+    }
+  }
+
+  /** The JobList form for this set of filters. */
   public static String listSql(
       boolean byOwner, boolean byKind, boolean byStatus, boolean fromCursor) {
-    StringBuilder sql =
-        new StringBuilder("SELECT " + JobRows.VIEW_COLUMNS + " FROM jobs WHERE true");
-    if (byOwner) {
-      sql.append(" AND owner_kind = ? AND owner_id = ?");
-    }
-    if (byKind) {
-      sql.append(" AND kind = ?");
-    }
-    if (byStatus) {
-      sql.append(" AND status = ?");
-    }
-    if (fromCursor) {
-      sql.append(" AND uid < ?");
-    }
-    return sql.append(" ORDER BY uid DESC LIMIT ?").toString();
+    return JOB_LIST[
+        (byOwner ? 8 : 0) | (byKind ? 4 : 0) | (byStatus ? 2 : 0) | (fromCursor ? 1 : 0)];
+  }
+
+  private static OffsetDateTime utc(Instant instant) {
+    return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
   }
 
   private OffsetDateTime expiry(String kind, Instant now) {
-    Duration retention = ServiceSettings.fromConfig(config, kind).retention();
+    Duration retention = settings.effective(kind).retention();
     return OffsetDateTime.ofInstant(now.plus(retention), ZoneOffset.UTC);
   }
 

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.asyncjobs.db.EmbeddedPostgresLauncher;
+import io.asyncjobs.devdb.EmbeddedPostgresLauncher;
 import io.asyncjobs.queue.JobIds;
 import io.asyncjobs.testing.ServiceProcess;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;

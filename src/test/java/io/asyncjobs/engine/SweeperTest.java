@@ -2,6 +2,7 @@ package io.asyncjobs.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.asyncjobs.queue.JobStore;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.testing.Database;
 import io.quarkus.test.junit.QuarkusTest;

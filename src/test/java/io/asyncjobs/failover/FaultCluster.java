@@ -1,6 +1,6 @@
 package io.asyncjobs.failover;
 
-import io.asyncjobs.db.EmbeddedPostgresLauncher;
+import io.asyncjobs.devdb.EmbeddedPostgresLauncher;
 import io.asyncjobs.queue.JobIds;
 import io.asyncjobs.testing.ServiceProcess;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;

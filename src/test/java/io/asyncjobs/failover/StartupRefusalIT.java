@@ -2,7 +2,7 @@ package io.asyncjobs.failover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.asyncjobs.db.EmbeddedPostgresLauncher;
+import io.asyncjobs.devdb.EmbeddedPostgresLauncher;
 import io.asyncjobs.testing.ServiceProcess;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Files;

@@ -3,6 +3,8 @@ package io.asyncjobs.queue;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.asyncjobs.settings.SettingsOverride;
+import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.TestClock;
 import io.quarkus.test.junit.QuarkusTest;
@@ -37,6 +39,7 @@ class JobQueueTest {
   @Inject JobQueue queue;
   @Inject TestClock clock;
   @Inject Database db;
+  @Inject SettingsStore settings;
 
   @BeforeEach
   void setUp() {
@@ -73,6 +76,31 @@ class JobQueueTest {
     UUID uid = queue.enqueue("seo", Map.of(), null, null, null);
 
     assertThat(queue.getJob(uid).orElseThrow().expiresAt).isEqualTo(T0.plusSeconds(3600));
+  }
+
+  @Test
+  void shouldKeepJobsForTheRetentionAnAdminSetWhenEnqueuedCancelledOrRetried() {
+    settings.update("zip", new SettingsOverride(120L, null, null, null));
+    try {
+      UUID enqueued = queue.enqueue("zip", Map.of(), "user", "alice", null);
+      assertThat(queue.getJob(enqueued).orElseThrow().expiresAt)
+          .as("enqueued")
+          .isEqualTo(T0.plusSeconds(120));
+
+      clock.set(T0.plusSeconds(30));
+      assertThat(queue.cancelJob(enqueued)).isEqualTo(CancelOutcome.CANCELLED);
+      assertThat(queue.getJob(enqueued).orElseThrow().expiresAt)
+          .as("cancelled")
+          .isEqualTo(T0.plusSeconds(30 + 120));
+
+      clock.set(T0.plusSeconds(60));
+      assertThat(queue.retryJob(enqueued)).isTrue();
+      assertThat(queue.getJob(enqueued).orElseThrow().expiresAt)
+          .as("retried")
+          .isEqualTo(T0.plusSeconds(60 + 120));
+    } finally {
+      settings.update("zip", SettingsOverride.NONE);
+    }
   }
 
   @Test

@@ -1,6 +1,6 @@
 package io.asyncjobs.testing;
 
-import io.asyncjobs.db.EmbeddedPostgresLauncher;
+import io.asyncjobs.devdb.EmbeddedPostgresLauncher;
 import io.asyncjobs.files.Trees;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;

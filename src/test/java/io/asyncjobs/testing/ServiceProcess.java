@@ -1,7 +1,7 @@
 package io.asyncjobs.testing;
 
 import io.asyncjobs.auth.DevKeysConfigSourceFactory;
-import io.asyncjobs.db.EmbeddedPostgresLauncher;
+import io.asyncjobs.devdb.EmbeddedPostgresLauncher;
 import java.io.IOException;
 import java.io.Reader;
 import java.net.ServerSocket;

@@ -1,10 +1,10 @@
 package io.asyncjobs.kinds.noop;
 
-import io.agroal.api.AgroalDataSource;
-import io.asyncjobs.engine.DatabaseErrors;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.Artifacts;
+import io.asyncjobs.queue.DatabaseErrors;
 import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.NoopExecutions;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.io.BufferedOutputStream;
@@ -13,13 +13,8 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
-import java.util.Arrays;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
@@ -40,7 +35,7 @@ import java.util.concurrent.locks.LockSupport;
 public class NoopService extends JobService {
 
   /** Where executions are recorded; absent in a service made by hand. */
-  @Inject AgroalDataSource dataSource;
+  @Inject NoopExecutions executions;
 
   /** Where the artifact goes; absent in a service made by hand. */
   @Inject Artifacts artifacts;
@@ -161,21 +156,10 @@ public class NoopService extends JobService {
 
   /** Records that the execution {@code execution} of {@code job} starts now. */
   private void recordStart(Job job, UUID execution) throws SQLException {
-    if (dataSource == null) {
+    if (executions == null) {
       throw new IllegalStateException("this noop service cannot record executions");
     }
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "INSERT INTO noop_executions (id, uid, epoch, started_at, replica)"
-                    + " VALUES (?, ?, ?, ?, ?)")) {
-      ps.setObject(1, execution);
-      ps.setObject(2, job.uid);
-      ps.setLong(3, currentEpoch());
-      ps.setObject(4, OffsetDateTime.now(ZoneOffset.UTC));
-      ps.setString(5, ownerLock().identity());
-      ps.executeUpdate();
-    }
+    executions.start(execution, job.uid, currentEpoch(), Instant.now(), ownerLock().identity());
   }
 
   /**
@@ -188,15 +172,15 @@ public class NoopService extends JobService {
    * @return whether the effect landed (false when not asked for)
    */
   private boolean recordEnd(UUID execution, boolean effect) throws SQLException {
-    OffsetDateTime end = OffsetDateTime.now(ZoneOffset.UTC);
+    Instant end = Instant.now();
     boolean interrupted = Thread.interrupted();
     long giveUpAt = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
     try {
       while (true) {
         try {
           return effect
-              ? whileHeld(epochs -> endOnce(execution, end, true, epochs))
-              : endOnce(execution, end, false, new long[0]);
+              ? whileHeld(epochs -> executions.end(execution, end, true, epochs))
+              : executions.end(execution, end, false, new long[0]);
         } catch (SQLException e) {
           // The engine may interrupt this thread meanwhile (it gave the job up); the pool then
           // refuses the wait for a connection, which is no reason to lose the record.
@@ -215,27 +199,6 @@ public class NoopService extends JobService {
     } finally {
       if (interrupted) {
         Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  /** One try at recording the end; see {@link #recordEnd}. */
-  private boolean endOnce(UUID execution, OffsetDateTime end, boolean effect, long[] epochs)
-      throws SQLException {
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "UPDATE noop_executions e SET ended_at = ?,"
-                    + " executed_at = CASE WHEN ? AND EXISTS (SELECT 1 FROM jobs j"
-                    + "   WHERE j.uid = e.uid AND j.status = 'running' AND j.epoch = ANY (?))"
-                    + " THEN clock_timestamp() END"
-                    + " WHERE id = ? RETURNING executed_at IS NOT NULL")) {
-      ps.setObject(1, end);
-      ps.setBoolean(2, effect);
-      ps.setArray(3, c.createArrayOf("bigint", Arrays.stream(epochs).boxed().toArray()));
-      ps.setObject(4, execution);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() && rs.getBoolean(1);
       }
     }
   }

@@ -1,4 +1,4 @@
-package io.asyncjobs.engine;
+package io.asyncjobs.queue;
 
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;

@@ -1,4 +1,4 @@
-package io.asyncjobs.db;
+package io.asyncjobs.queue;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Arrays;

@@ -1,5 +1,7 @@
-package io.asyncjobs.api;
+package io.asyncjobs.operations;
 
+import io.asyncjobs.queue.CardQueries.Counts;
+import io.asyncjobs.queue.CardQueries.Percentiles;
 import java.util.List;
 
 /**
@@ -28,11 +30,4 @@ public record ServiceCard(
     long bytesOut,
     long items,
     Long oldestPendingAgeSeconds,
-    SettingsView settings) {
-
-  /** Jobs by status. */
-  public record Counts(long pending, long running, long done, long failed) {}
-
-  /** Two percentiles of a duration, in milliseconds. */
-  public record Percentiles(Double p50, Double p95) {}
-}
+    SettingsView settings) {}

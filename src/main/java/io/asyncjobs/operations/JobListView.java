@@ -1,4 +1,4 @@
-package io.asyncjobs.api;
+package io.asyncjobs.operations;
 
 import java.util.List;
 import java.util.UUID;

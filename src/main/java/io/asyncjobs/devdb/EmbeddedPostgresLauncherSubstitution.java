@@ -1,4 +1,4 @@
-package io.asyncjobs.db;
+package io.asyncjobs.devdb;
 
 import com.oracle.svm.core.annotate.Substitute;
 import com.oracle.svm.core.annotate.TargetClass;

@@ -1,4 +1,4 @@
-package io.asyncjobs.api;
+package io.asyncjobs.operations;
 
 import io.asyncjobs.config.ServiceSettings;
 import io.asyncjobs.settings.SettingsOverride;

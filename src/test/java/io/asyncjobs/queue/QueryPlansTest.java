@@ -1,13 +1,9 @@
-package io.asyncjobs.db;
+package io.asyncjobs.queue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.asyncjobs.api.ServiceCards;
-import io.asyncjobs.engine.JobStore;
-import io.asyncjobs.metrics.JobMetrics;
-import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.testing.Database;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
@@ -88,24 +84,24 @@ class QueryPlansTest {
 
   @Test
   void shouldReadTheQueueGaugesFromActiveRowsAndTotals() throws Exception {
-    assertNoSeqScanOfJobs(JobMetrics.JOB_COUNT_BY_KIND_AND_STATUS);
+    assertNoSeqScanOfJobs(QueueDepths.JOB_COUNT_BY_KIND_AND_STATUS);
   }
 
   @Test
   void shouldReadTheServiceCardsWithoutHistory() throws Exception {
-    assertNoSeqScanOfJobs(ServiceCards.CARD_ACTIVE);
+    assertNoSeqScanOfJobs(CardQueries.CARD_ACTIVE);
     // Counts, sums and per-minute figures come from the trigger-kept aggregates alone.
-    assertDoesNotReadJobs(ServiceCards.CARD_TOTALS);
+    assertDoesNotReadJobs(CardQueries.CARD_TOTALS);
     String[] lastHour = {"now() - interval '1 hour'", "now() - interval '1 hour'", "now()"};
-    assertDoesNotReadJobs(ServiceCards.CARD_MINUTES, lastHour);
+    assertDoesNotReadJobs(CardQueries.CARD_MINUTES, lastHour);
     assertThat(count("SELECT count(*) FROM job_finished_minutes"))
         .as("minutes beyond the last hour")
         .isGreaterThan(10_000);
-    assertNoSeqScan("job_finished_minutes", ServiceCards.CARD_MINUTES, lastHour);
+    assertNoSeqScan("job_finished_minutes", CardQueries.CARD_MINUTES, lastHour);
     assertNoSeqScanOfJobs(
-        ServiceCards.CARD_DURATIONS,
+        CardQueries.CARD_DURATIONS,
         "now() - interval '1 hour'",
-        String.valueOf(ServiceCards.PERCENTILE_SAMPLE));
+        String.valueOf(CardQueries.PERCENTILE_SAMPLE));
   }
 
   @Test

@@ -1,4 +1,4 @@
-package io.asyncjobs.api;
+package io.asyncjobs.operations;
 
 import io.asyncjobs.auth.DownloadLinks;
 import io.asyncjobs.engine.ServiceManager;
@@ -61,7 +61,7 @@ public class JobLists {
   public record Filters(String kind, JobStatus status, Owner owner, UUID before, int limit) {}
 
   /** One page of jobs; {@code path} is the route the next page's link points at. */
-  JobListView page(
+  public JobListView page(
       String path, String kind, String status, Owner owner, String before, String limit) {
     Filters filters = filters(kind, status, owner, before, limit);
     String kindFilter = filters.kind();

@@ -1,4 +1,4 @@
-package io.asyncjobs.api;
+package io.asyncjobs.operations;
 
 import io.asyncjobs.engine.BaseService;
 import io.asyncjobs.engine.ServiceManager;

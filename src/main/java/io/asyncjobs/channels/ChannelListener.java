@@ -1,16 +1,18 @@
-package io.asyncjobs.engine;
+package io.asyncjobs.channels;
 
 import io.asyncjobs.config.JobsConfig;
-import io.asyncjobs.lock.OwnerLock;
-import io.asyncjobs.queue.JobQueue;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Instance;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
@@ -18,22 +20,20 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 /**
- * Wakes a job service the moment a job of its kind is enqueued. {@code JobQueue} sends a NOTIFY on
- * {@value JobQueue#ENQUEUED_CHANNEL} with the kind in the enqueuing transaction; this listener
- * holds its own connection (outside the pool, since it is never returned) and LISTENs; it also
- * hears an owner announce that it released the lock, and makes this replica try for it at once. On
- * reconnecting after a lost connection it wakes every service, because notifications sent meanwhile
- * are gone.
+ * One connection that LISTENs on every channel a {@link ChannelSubscriber} names and hands each
+ * notification to its subscriber. The connection is its own, outside the pool, since it is never
+ * returned. After a lost connection it reconnects within {@value #MAX_BACKOFF_MILLIS} ms, warns
+ * once per outage, and tells every subscriber it is back, because notifications sent meanwhile are
+ * gone. Off when {@code jobs.wake-ups} is false.
  */
 @ApplicationScoped
-public class EnqueueListener {
+public class ChannelListener {
 
-  private static final Logger LOG = Logger.getLogger(EnqueueListener.class);
+  private static final Logger LOG = Logger.getLogger(ChannelListener.class);
   private static final int POLL_MILLIS = 500;
   private static final long MAX_BACKOFF_MILLIS = 2_000;
 
-  private final ServiceManager manager;
-  private final OwnerLock ownerLock;
+  private final Map<String, ChannelSubscriber> subscribers = new LinkedHashMap<>();
   private final boolean enabled;
   private final String url;
   private final String user;
@@ -41,15 +41,18 @@ public class EnqueueListener {
   private volatile Thread thread;
   private volatile boolean stopping;
 
-  EnqueueListener(
-      ServiceManager manager,
-      OwnerLock ownerLock,
+  ChannelListener(
+      Instance<ChannelSubscriber> subscribers,
       JobsConfig config,
       @ConfigProperty(name = "quarkus.datasource.jdbc.url") String url,
       @ConfigProperty(name = "quarkus.datasource.username") Optional<String> user,
       @ConfigProperty(name = "quarkus.datasource.password") Optional<String> password) {
-    this.manager = manager;
-    this.ownerLock = ownerLock;
+    for (ChannelSubscriber s : subscribers) {
+      ChannelSubscriber before = this.subscribers.putIfAbsent(s.channel(), s);
+      if (before != null) {
+        throw new IllegalStateException("Two subscribers for channel " + s.channel());
+      }
+    }
     this.enabled = config.wakeUps();
     this.url = url;
     this.user = user.orElse(null);
@@ -57,10 +60,10 @@ public class EnqueueListener {
   }
 
   void onStart(@Observes StartupEvent event) {
-    if (!enabled) {
+    if (!enabled || subscribers.isEmpty()) {
       return;
     }
-    Thread listener = new Thread(this::listenLoop, "jobs-enqueue-listener");
+    Thread listener = new Thread(this::listenLoop, "jobs-channel-listener");
     listener.setDaemon(true);
     thread = listener;
     listener.start();
@@ -78,15 +81,17 @@ public class EnqueueListener {
     long backoff = 100;
     boolean first = true;
     boolean warned = false;
+    List<ChannelSubscriber> all = List.copyOf(subscribers.values());
     while (!stopping) {
       try (Connection connection = DriverManager.getConnection(url, user, password)) {
         try (Statement s = connection.createStatement()) {
-          s.execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
-          s.execute("LISTEN " + OwnerLock.RELEASED_CHANNEL);
+          for (String channel : subscribers.keySet()) {
+            s.execute("LISTEN " + channel);
+          }
         }
         if (!first) {
-          LOG.info("Enqueue listener reconnected; waking every service");
-          manager.wakeAll();
+          LOG.info("Channel listener reconnected; notifications sent meanwhile are assumed");
+          all.forEach(ChannelSubscriber::reconnected);
         }
         warned = false;
         first = false;
@@ -96,10 +101,9 @@ public class EnqueueListener {
           PGNotification[] notifications = pg.getNotifications(POLL_MILLIS);
           if (notifications != null) {
             for (PGNotification n : notifications) {
-              if (OwnerLock.RELEASED_CHANNEL.equals(n.getName())) {
-                ownerLock.attemptSoon();
-              } else {
-                manager.wakeFor(n.getParameter());
+              ChannelSubscriber subscriber = subscribers.get(n.getName());
+              if (subscriber != null) {
+                subscriber.notified(n.getParameter());
               }
             }
           }
@@ -111,10 +115,10 @@ public class EnqueueListener {
         if (!warned) {
           warned = true;
           LOG.warnf(
-              "Enqueue listener lost its connection (%s); retrying every %d ms at most",
+              "Channel listener lost its connection (%s); retrying every %d ms at most",
               e, MAX_BACKOFF_MILLIS);
         } else {
-          LOG.debugf("Enqueue listener could not reconnect (%s); retrying in %d ms", e, backoff);
+          LOG.debugf("Channel listener could not reconnect (%s); retrying in %d ms", e, backoff);
         }
         try {
           Thread.sleep(backoff);

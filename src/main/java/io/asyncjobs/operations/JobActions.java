@@ -1,4 +1,4 @@
-package io.asyncjobs.api;
+package io.asyncjobs.operations;
 
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.CancelOutcome;

@@ -1,4 +1,4 @@
-package io.asyncjobs.api;
+package io.asyncjobs.queue;
 
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.time.Clock;
@@ -19,13 +19,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Reads the figures of the service cards without reading history: pending and running jobs from
- * their partial index, finished ones from the totals and per-minute counts the triggers on {@code
- * jobs} keep, and duration percentiles from the latest finished jobs of the last hour through the
- * index on finished rows by completion time. The cost follows the queue, not the retention.
+ * The statements behind the admin page's service cards. They read the figures without reading
+ * history: pending and running jobs from their partial index, finished ones from the totals and
+ * per-minute counts the triggers on {@code jobs} keep, and duration percentiles from the latest
+ * finished jobs of the last hour through the index on finished rows by completion time. The cost
+ * follows the queue, not the retention.
  */
 @ApplicationScoped
-public class ServiceCards {
+public class CardQueries {
 
   /** The most jobs of one kind the duration percentiles are taken over: the latest ones. */
   public static final int PERCENTILE_SAMPLE = 10_000;
@@ -83,7 +84,7 @@ public class ServiceCards {
   private final AgroalDataSource dataSource;
   private final Clock clock;
 
-  ServiceCards(AgroalDataSource dataSource, Clock clock) {
+  CardQueries(AgroalDataSource dataSource, Clock clock) {
     this.dataSource = dataSource;
     this.clock = clock;
   }
@@ -149,8 +150,7 @@ public class ServiceCards {
             Builder b = byKind.get(rs.getString(1));
             if (b != null) {
               b.durations =
-                  new ServiceCard.Percentiles(
-                      rs.getObject(2, Double.class), rs.getObject(3, Double.class));
+                  new Percentiles(rs.getObject(2, Double.class), rs.getObject(3, Double.class));
             }
           }
         }
@@ -176,7 +176,7 @@ public class ServiceCards {
     long failed;
     long completedLastHour;
     final Long[] perMinute = new Long[60];
-    ServiceCard.Percentiles durations = new ServiceCard.Percentiles(null, null);
+    Percentiles durations = new Percentiles(null, null);
     long bytesIn;
     long bytesOut;
     long items;
@@ -184,7 +184,7 @@ public class ServiceCards {
 
     Figures build() {
       return new Figures(
-          new ServiceCard.Counts(pending, running, done, failed),
+          new Counts(pending, running, done, failed),
           completedLastHour,
           perMinute,
           durations,
@@ -197,10 +197,10 @@ public class ServiceCards {
 
   /** The figures of one kind, before they are joined with its name and settings. */
   public record Figures(
-      ServiceCard.Counts counts,
+      Counts counts,
       long completedLastHour,
       Long[] perMinute,
-      ServiceCard.Percentiles durationMs,
+      Percentiles durationMs,
       long bytesIn,
       long bytesOut,
       long items,
@@ -209,14 +209,7 @@ public class ServiceCards {
     /** No jobs at all. */
     public static Figures none() {
       return new Figures(
-          new ServiceCard.Counts(0, 0, 0, 0),
-          0,
-          new Long[60],
-          new ServiceCard.Percentiles(null, null),
-          0,
-          0,
-          0,
-          null);
+          new Counts(0, 0, 0, 0), 0, new Long[60], new Percentiles(null, null), 0, 0, 0, null);
     }
 
     /** The per-minute counts with empty minutes as 0. */
@@ -226,4 +219,10 @@ public class ServiceCards {
       return out;
     }
   }
+
+  /** Jobs by status. */
+  public record Counts(long pending, long running, long done, long failed) {}
+
+  /** Two percentiles of a duration, in milliseconds. */
+  public record Percentiles(Double p50, Double p95) {}
 }

@@ -1,6 +1,5 @@
-package io.asyncjobs.engine;
+package io.asyncjobs.queue;
 
-import io.asyncjobs.queue.JobStatus;
 import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;

@@ -1,4 +1,4 @@
-package io.asyncjobs.api;
+package io.asyncjobs.operations;
 
 import io.asyncjobs.auth.Caller;
 import io.asyncjobs.problem.ProblemException;
@@ -30,7 +30,7 @@ public final class Requests {
   }
 
   /** The job, when the caller may see it; another owner's job is a 404 just like a missing one. */
-  static Job visibleJob(JobQueue queue, Caller caller, UUID uid) {
+  public static Job visibleJob(JobQueue queue, Caller caller, UUID uid) {
     Job job = queue.getJob(uid).orElseThrow(() -> noSuchJob(uid));
     if (!caller.maySee(job)) {
       throw noSuchJob(uid);
@@ -44,7 +44,7 @@ public final class Requests {
   }
 
   /** A status filter; null when absent, 400 when not one of the four. */
-  static JobStatus status(String text) {
+  public static JobStatus status(String text) {
     if (text == null || text.isEmpty()) {
       return null;
     }
@@ -56,7 +56,7 @@ public final class Requests {
   }
 
   /** A page size, {@code fallback} when absent, 400 outside 1 to the queue's maximum. */
-  static int limit(String text, int fallback) {
+  public static int limit(String text, int fallback) {
     if (text == null || text.isEmpty()) {
       return fallback;
     }
@@ -76,7 +76,7 @@ public final class Requests {
   }
 
   /** Caller text shortened for an error message. */
-  static String quote(String text) {
+  public static String quote(String text) {
     String shown = text.length() > 60 ? text.substring(0, 60) + "..." : text;
     return "\"" + shown.replaceAll("\\p{Cntrl}", "?") + "\"";
   }

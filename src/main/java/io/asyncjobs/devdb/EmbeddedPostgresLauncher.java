@@ -1,4 +1,4 @@
-package io.asyncjobs.db;
+package io.asyncjobs.devdb;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;

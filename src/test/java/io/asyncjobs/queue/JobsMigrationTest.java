@@ -1,4 +1,4 @@
-package io.asyncjobs.db;
+package io.asyncjobs.queue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,11 +1,7 @@
-package io.asyncjobs.engine;
+package io.asyncjobs.queue;
 
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.config.JobsConfig;
-import io.asyncjobs.queue.Job;
-import io.asyncjobs.queue.JobRows;
-import io.asyncjobs.queue.JobStatus;
-import io.asyncjobs.queue.JsonCodec;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.sql.Array;
 import java.sql.Connection;

@@ -1,4 +1,4 @@
-package io.asyncjobs.db;
+package io.asyncjobs.devdb;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

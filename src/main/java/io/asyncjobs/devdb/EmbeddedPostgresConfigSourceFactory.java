@@ -1,4 +1,4 @@
-package io.asyncjobs.db;
+package io.asyncjobs.devdb;
 
 import io.smallrye.config.ConfigSourceContext;
 import io.smallrye.config.ConfigSourceFactory;

@@ -1,9 +1,8 @@
-package io.asyncjobs.db;
+package io.asyncjobs.queue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.asyncjobs.kinds.noop.NoopService;
-import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.testing.Database;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;

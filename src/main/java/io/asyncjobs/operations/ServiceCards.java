@@ -1,0 +1,51 @@
+package io.asyncjobs.operations;
+
+import io.asyncjobs.engine.BaseService;
+import io.asyncjobs.engine.JobService;
+import io.asyncjobs.engine.ServiceManager;
+import io.asyncjobs.queue.CardQueries;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+
+/** The admin page's service cards: each registered service's figures with its settings. */
+@ApplicationScoped
+public class ServiceCards {
+
+  private final ServiceManager services;
+  private final CardQueries queries;
+  private final SettingsViews settings;
+
+  ServiceCards(ServiceManager services, CardQueries queries, SettingsViews settings) {
+    this.services = services;
+    this.queries = queries;
+    this.settings = settings;
+  }
+
+  /** One card per registered service, by name; a service without jobs shows zeros. */
+  public List<ServiceCard> all() {
+    Map<String, CardQueries.Figures> figures = queries.figures();
+    return services.all().stream()
+        .sorted(Comparator.comparing(BaseService::name))
+        .map(
+            service -> {
+              CardQueries.Figures f =
+                  figures.getOrDefault(service.name(), CardQueries.Figures.none());
+              String title = service instanceof JobService job ? job.title() : service.name();
+              return new ServiceCard(
+                  service.name(),
+                  title,
+                  f.counts(),
+                  f.completedLastHour(),
+                  f.perMinuteList(),
+                  f.durationMs(),
+                  f.bytesIn(),
+                  f.bytesOut(),
+                  f.items(),
+                  f.oldestPendingAgeSeconds(),
+                  settings.of(service.name()));
+            })
+        .toList();
+  }
+}

@@ -1,0 +1,19 @@
+package io.asyncjobs.queue;
+
+/**
+ * What the queue reports to its meters, the same way the engine reports through {@code
+ * EngineMetrics}: the queue knows nothing of Micrometer, the application's meters implement this,
+ * and {@link #NONE} counts nothing. Calls happen after the statement committed and must return
+ * quickly and never throw.
+ */
+public interface QueueMetrics {
+
+  /** Counts nothing. */
+  QueueMetrics NONE = new QueueMetrics() {};
+
+  /** {@code count} jobs of {@code kind} were enqueued (created, not an idempotent repeat). */
+  default void enqueued(String kind, int count) {}
+
+  /** A failed job of {@code kind} was put back to pending by a caller. */
+  default void retried(String kind) {}
+}
