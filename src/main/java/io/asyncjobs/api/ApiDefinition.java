@@ -2,6 +2,7 @@ package io.asyncjobs.api;
 
 import io.asyncjobs.problem.Problem;
 import jakarta.ws.rs.core.Application;
+import jakarta.ws.rs.core.MediaType;
 import org.eclipse.microprofile.openapi.annotations.Components;
 import org.eclipse.microprofile.openapi.annotations.OpenAPIDefinition;
 import org.eclipse.microprofile.openapi.annotations.enums.SecuritySchemeType;
@@ -25,6 +26,14 @@ import org.eclipse.microprofile.openapi.annotations.security.SecurityScheme;
     components =
         @Components(
             responses = {
+              @APIResponse(
+                  name = "enqueued",
+                  description = "Enqueued; follow Location or status_url",
+                  content =
+                      @Content(
+                          mediaType = MediaType.APPLICATION_JSON,
+                          schema = @Schema(implementation = EnqueuedView.class),
+                          examples = @ExampleObject(name = "enqueued", value = Examples.ENQUEUED))),
               @APIResponse(
                   name = "malformed",
                   description = "A malformed uid, filter, header or body",

@@ -27,9 +27,10 @@ import java.util.UUID;
 import java.util.regex.Pattern;
 
 /**
- * What every kind's {@code POST /api/<kind>} shares once it has validated and authorized the
- * payload: the Idempotency-Key header, the enqueue for the calling owner, and the 202 answer with
- * {@code Location}. A kind's resource does its own checks first and calls {@link #accept}.
+ * What every kind's {@code POST /api/<kind>} does: the kind's {@link PayloadCheck} against the
+ * caller's scope, the Idempotency-Key header, the enqueue for the calling owner, and the 202 answer
+ * with {@code Location}. A kind's resource declares its route and its documentation and calls
+ * {@link #accept}.
  */
 @ApplicationScoped
 public class Enqueuer {
@@ -60,76 +61,49 @@ public class Enqueuer {
   }
 
   /**
-   * What a file kind's check made of a request body.
+   * Checks a request body with the kind's {@link PayloadCheck} and enqueues what it accepted, for
+   * the caller, answering 202. A disabled kind is a 404, a missing body or one the check refuses a
+   * 400, and nothing is enqueued then. For a kind that reads files, the caller's scope (its own
+   * folder, or all of {@code files/} for an admin) is what the check validates against, and it is
+   * recorded in the payload for {@code process}.
    *
-   * @param payload the fields to store (the scope is added by {@link #acceptFileJob})
-   * @param preferredName the download's file name, or null
+   * @param idempotencyKey the {@code Idempotency-Key} header's value, or null
    */
-  public record FileJob(Map<String, Object> payload, String preferredName) {}
-
-  /** A file kind's check of a request body against the caller's scope. */
-  @FunctionalInterface
-  public interface FileJobCheck {
-    /**
-     * @throws IllegalArgumentException (a {@code PathRefusedException} too) for a 400 naming the
-     *     problem; a {@link ProblemException} passes through as it is
-     */
-    FileJob check(FileScope scope, Map<String, Object> body) throws IOException;
-  }
-
-  /**
-   * The enqueue of a kind that works on the caller's files: the kind must be enabled and the body
-   * present; {@code check} validates it against the caller's scope (its own folder, or all of
-   * {@code files/} for an admin), and the scope is recorded in the payload for {@code process}.
-   *
-   * @param example a body to show when none was sent
-   */
-  public Response acceptFileJob(
-      Caller caller,
-      String kind,
-      Map<String, Object> body,
-      String idempotencyKey,
-      String example,
-      FileJobCheck check) {
-    requireEnabled(kind);
+  public Response accept(
+      Caller caller, PayloadCheck kind, Map<String, Object> body, String idempotencyKey) {
+    requireEnabled(kind.kind());
     if (body == null) {
-      throw ProblemException.badRequest("the body must be a JSON object, for example " + example);
+      throw ProblemException.badRequest(
+          "the body must be a JSON object, for example " + kind.exampleBody());
     }
     FileScope scope = caller.isAdmin() ? scopes.forAdmin() : scopes.forOwner(caller.owner());
-    FileJob job;
+    PayloadCheck.Accepted accepted;
     try {
-      job = check.check(scope, body);
+      accepted = kind.check(scope, body);
     } catch (IllegalArgumentException e) {
       throw ProblemException.badRequest(e.getMessage());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    Map<String, Object> stored = new LinkedHashMap<>(job.payload());
-    stored.put(FileScope.PAYLOAD_KEY, scope.relative());
-    return enqueue(caller, kind, stored, job.preferredName(), idempotencyKey);
+    Map<String, Object> stored = accepted.payload();
+    if (accepted.readsFiles()) {
+      stored = new LinkedHashMap<>(stored);
+      stored.put(FileScope.PAYLOAD_KEY, scope.relative());
+    }
+    return enqueue(caller, kind.kind(), stored, accepted.preferredName(), idempotencyKey);
   }
 
   /**
-   * Enqueues a job of {@code kind} for the caller and answers 202. With an Idempotency-Key the
-   * caller used before, answers with that first job instead (header {@code Idempotent-Replayed:
-   * true}); the same key with a different kind or payload is a 422.
+   * Enqueues a job of {@code kind} for the caller, once the kind is known to be enabled, and
+   * answers 202. With an Idempotency-Key the caller used before, answers with that first job
+   * instead (header {@code Idempotent-Replayed: true}); the same key with a different kind or
+   * payload is a 422.
    *
    * @param payload the validated payload, stored as the job's input
    * @param preferredName the download's file name, or null
    * @param idempotencyKey the header's value, or null (absent, or sent empty: the request tells
    *     which, and an empty one is a 400)
    */
-  public Response accept(
-      Caller caller,
-      String kind,
-      Map<String, Object> payload,
-      String preferredName,
-      String idempotencyKey) {
-    requireEnabled(kind);
-    return enqueue(caller, kind, payload, preferredName, idempotencyKey);
-  }
-
-  /** {@link #accept} once the kind is known to be enabled. */
   private Response enqueue(
       Caller caller,
       String kind,

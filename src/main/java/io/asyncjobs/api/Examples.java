@@ -5,6 +5,13 @@ final class Examples {
 
   private Examples() {}
 
+  static final String ENQUEUED =
+      """
+      {"uid": "0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f", "kind": "zip", "status": "pending",
+       "status_url": "/api/jobs/0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f",
+       "events_url": "/api/jobs/0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f/events"}
+      """;
+
   static final String JOB_DONE =
       """
       {"uid": "0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f", "kind": "zip", "status": "done",

@@ -1,11 +1,13 @@
 package io.asyncjobs.cli;
 
+import io.asyncjobs.operations.Requests;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 
 /**
  * One command's arguments: its options by name and its other words, checked against the options the
@@ -73,7 +75,7 @@ final class Arguments {
         }
         value = "";
       } else {
-        throw new UsageException("unknown option " + AdminCli.quote(name));
+        throw new UsageException("unknown option " + quote(name));
       }
       if (options.putIfAbsent(name, value) != null) {
         throw new UsageException(name + " is given twice");
@@ -95,5 +97,31 @@ final class Arguments {
   /** The words that are not options, in order. */
   List<String> words() {
     return words;
+  }
+
+  /** Whether {@code --json} was given: the answer is then one JSON document. */
+  boolean json() {
+    return has(Command.JSON);
+  }
+
+  /** Refuses any word: {@code command} takes options only. */
+  void requireNoWords(String command) {
+    if (!words.isEmpty()) {
+      throw new UsageException(command + " takes no " + quote(words.get(0)));
+    }
+  }
+
+  /** The one job uid {@code command} takes, refused as the API refuses it. */
+  UUID oneUid(String command) {
+    if (words.size() != 1) {
+      throw new UsageException(command + " takes one job uid");
+    }
+    return Requests.uid(words.get(0), "uid");
+  }
+
+  /** Command-line text shortened and quoted for an error message. */
+  static String quote(String text) {
+    String shown = text.length() > 60 ? text.substring(0, 60) + "..." : text;
+    return "\"" + shown.replaceAll("\\p{Cntrl}", "?") + "\"";
   }
 }

@@ -46,7 +46,7 @@ public class Main {
       // A mistyped command must not start a second server that competes for the lock.
       System.err.println(
           "error: unknown command "
-              + AdminCli.quote(args[0])
+              + Arguments.quote(args[0])
               + ". Without arguments this starts the service; '"
               + CLI_WORD
               + " --help' lists the admin commands.");

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -50,5 +51,29 @@ class OpenApiTest {
     assertThat(doc.getMap("paths.'/api/noop'.post.requestBody.content.'application/json'.examples"))
         .isNotEmpty();
     assertThat(doc.getMap("components.responses")).containsKeys("notFound", "unauthenticated");
+  }
+
+  @Test
+  void shouldGiveEveryKindsEnqueueRouteTheSharedAnswers() {
+    JsonPath doc =
+        given()
+            .queryParam("format", "json")
+            .get("/q/openapi")
+            .then()
+            .statusCode(200)
+            .extract()
+            .jsonPath();
+    for (String kind : List.of("noop", "zip", "fork", "seo", "seo_meta", "deepsearch")) {
+      Map<String, Map<String, Object>> responses =
+          doc.getMap("paths.'/api/" + kind + "'.post.responses");
+      assertThat(responses).as(kind).containsKeys("202", "400", "401", "404", "413", "415", "422");
+      assertThat(responses.get("202"))
+          .as(kind)
+          .containsEntry("$ref", "#/components/responses/enqueued");
+    }
+    assertThat(doc.getMap("paths.'/api/fork'.post.responses")).containsKey("409");
+    assertThat(
+            doc.getString("components.responses.enqueued.content.'application/json'.schema.$ref"))
+        .isEqualTo("#/components/schemas/EnqueuedView");
   }
 }

@@ -1,9 +1,11 @@
 package io.asyncjobs.example;
 
+import io.asyncjobs.api.PayloadCheck;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.Artifacts;
 import io.asyncjobs.files.FileScope;
 import io.asyncjobs.files.FileScopes;
+import io.asyncjobs.files.Payloads;
 import io.asyncjobs.queue.Job;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.BufferedReader;
@@ -14,10 +16,11 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** Counts the lines of text files in the caller's folder and writes a small report. */
 @ApplicationScoped
-public class LineCountService extends JobService {
+public class LineCountService extends JobService implements PayloadCheck {
 
   private final FileScopes scopes;
   private final Artifacts artifacts;
@@ -35,6 +38,23 @@ public class LineCountService extends JobService {
   @Override
   public String title() {
     return "Line counts";
+  }
+
+  @Override
+  public String exampleBody() {
+    return "{\"paths\": [\"notes.txt\"]}";
+  }
+
+  // The payload check, run at enqueue: what it refuses is a 400 and nothing is enqueued.
+  @Override
+  public Accepted check(FileScope scope, Map<String, Object> body) {
+    Payloads.allowOnly(body, Set.of("paths"));
+    for (String name : Payloads.strings(body, "paths", 1, 100)) {
+      if (!Files.isRegularFile(scope.resolve(name))) {
+        throw new IllegalArgumentException("no file \"" + name + "\" in your folder");
+      }
+    }
+    return Accepted.files(body, "line-counts.txt");
   }
 
   @Override

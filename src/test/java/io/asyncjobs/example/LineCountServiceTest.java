@@ -1,6 +1,8 @@
 package io.asyncjobs.example;
 
+import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
 
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.FileScope;
@@ -11,6 +13,7 @@ import io.asyncjobs.queue.Owner;
 import io.asyncjobs.storage.DataDirectory;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.TestClock;
+import io.asyncjobs.testing.Tokens;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +21,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -76,11 +80,64 @@ class LineCountServiceTest {
 
   @Test
   void shouldShowTheSameCodeAsTheDocs() throws Exception {
-    String source =
-        Files.readString(Path.of("src/test/java/io/asyncjobs/example/LineCountService.java"));
     String doc = Files.readString(Path.of("docs/writing-a-kind.md"));
-    String block = doc.substring(doc.indexOf("```java\n") + 8);
-    block = block.substring(0, block.indexOf("```"));
-    assertThat(block).isEqualTo(source);
+    List<String> blocks = new ArrayList<>();
+    for (int at = doc.indexOf("```java\n"); at >= 0; at = doc.indexOf("```java\n", at + 1)) {
+      String block = doc.substring(at + 8);
+      blocks.add(block.substring(0, block.indexOf("```")));
+    }
+    for (String file : List.of("LineCountService.java", "LineCountResource.java")) {
+      String source = Files.readString(Path.of("src/test/java/io/asyncjobs/example/" + file));
+      assertThat(blocks).as(file).contains(source);
+    }
+  }
+
+  @Test
+  void shouldEnqueueThroughItsRouteAndRefuseWhatItsCheckRefuses() throws Exception {
+    db.clearJobs();
+    FileScope alices = FileScope.ofOwner(data.root(), new Owner("user", "alice"));
+    Files.writeString(alices.ensureBase().resolve("c.txt"), "x\ny\n");
+    String token = Tokens.user("alice");
+
+    given()
+        .auth()
+        .oauth2(token)
+        .contentType("application/json")
+        .body("{\"paths\": [\"missing.txt\"]}")
+        .post("/api/linecount")
+        .then()
+        .statusCode(400)
+        .body("detail", containsString("no file \"missing.txt\""));
+    given()
+        .auth()
+        .oauth2(token)
+        .contentType("application/json")
+        .body("{\"paths\": [\"c.txt\"], \"extra\": 1}")
+        .post("/api/linecount")
+        .then()
+        .statusCode(400);
+    assertThat(db.query("SELECT uid FROM jobs")).as("nothing enqueued").isEmpty();
+
+    String uid =
+        given()
+            .auth()
+            .oauth2(token)
+            .contentType("application/json")
+            .body("{\"paths\": [\"c.txt\"]}")
+            .post("/api/linecount")
+            .then()
+            .statusCode(202)
+            .extract()
+            .path("uid");
+    Job job = queue.getJob(UUID.fromString(uid)).orElseThrow();
+    assertThat(job.kind).isEqualTo("linecount");
+    assertThat(job.owner()).isEqualTo(new Owner("user", "alice"));
+    assertThat(job.preferredName).isEqualTo("line-counts.txt");
+    assertThat(job.payload).containsEntry(FileScope.PAYLOAD_KEY, alices.relative());
+
+    assertThat(service.runOnce().claimed()).isEqualTo(1);
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    assertThat(service.runOnce().done()).isEqualTo(1);
+    assertThat(queue.getJob(job.uid).orElseThrow().itemCount).isEqualTo(1L);
   }
 }

@@ -1,9 +1,7 @@
 package io.asyncjobs.kinds.deepsearch;
 
-import io.asyncjobs.api.EnqueuedView;
 import io.asyncjobs.api.Enqueuer;
 import io.asyncjobs.auth.Caller;
-import io.asyncjobs.files.Payloads;
 import io.quarkus.security.Authenticated;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.HeaderParam;
@@ -12,17 +10,12 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.nio.file.Files;
 import java.util.Map;
-import java.util.Set;
-import org.apache.lucene.queryparser.classic.ParseException;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
-import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
-import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
@@ -37,21 +30,14 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @SecurityRequirement(name = "bearer")
 public class DeepsearchResource {
 
-  /** The payload keys a caller may send. */
-  static final Set<String> KEYS = Set.of("root", "query", "limit");
-
-  /** Longest path a payload may name. */
-  static final int MAX_PATH = 4096;
-
-  /** Longest query a payload may hold. */
-  static final int MAX_QUERY = 2000;
-
   private final Enqueuer enqueuer;
   private final Caller caller;
+  private final DeepsearchService service;
 
-  DeepsearchResource(Enqueuer enqueuer, Caller caller) {
+  DeepsearchResource(Enqueuer enqueuer, Caller caller, DeepsearchService service) {
     this.enqueuer = enqueuer;
     this.caller = caller;
+    this.service = service;
   }
 
   /**
@@ -80,52 +66,11 @@ public class DeepsearchResource {
                       value =
                           "{\"root\": \"docs\", \"query\": \"invoice AND (overdue OR late)\","
                               + " \"limit\": 20}")))
-  @APIResponse(
-      responseCode = "202",
-      description = "Enqueued; follow Location or status_url",
-      content =
-          @Content(
-              mediaType = MediaType.APPLICATION_JSON,
-              schema = @Schema(implementation = EnqueuedView.class)))
-  @APIResponse(responseCode = "400", ref = "malformed")
-  @APIResponse(responseCode = "401", ref = "unauthenticated")
-  @APIResponse(responseCode = "404", ref = "notFound")
-  @APIResponse(responseCode = "413", ref = "tooLarge")
-  @APIResponse(responseCode = "415", ref = "unsupportedMediaType")
-  @APIResponse(responseCode = "422", ref = "idempotencyKeyReused")
   public Response enqueue(
       @Parameter(description = "the same key from the same caller returns the first job")
           @HeaderParam(Enqueuer.IDEMPOTENCY_KEY)
           String idempotencyKey,
-      Map<String, Object> payload) {
-    return enqueuer.acceptFileJob(
-        caller,
-        DeepsearchService.KIND,
-        payload,
-        idempotencyKey,
-        "{\"root\": \"docs\", \"query\": \"x\"}",
-        (scope, body) -> {
-          Payloads.allowOnly(body, KEYS);
-          String root = Payloads.string(body, "root", MAX_PATH);
-          String query = Payloads.string(body, "query", MAX_QUERY);
-          Payloads.optionalInt(body, "limit", 1, DeepsearchService.MAX_LIMIT);
-          java.nio.file.Path folder = scope.resolve(root);
-          if (!Files.isDirectory(folder)) {
-            throw new IllegalArgumentException(
-                "root must name an existing folder in your tree; \""
-                    + root
-                    + (Files.exists(folder) ? "\" is not a folder" : "\" does not exist"));
-          }
-          try {
-            DeepsearchService.parse(query);
-          } catch (ParseException e) {
-            throw new IllegalArgumentException("query: " + e.getMessage());
-          } catch (RuntimeException e) {
-            // Lucene refuses some well-formed queries while building them (a regular expression
-            // too complex to run, too many clauses): still the caller's query, so a 400.
-            throw new IllegalArgumentException("query cannot be run: " + e.getMessage());
-          }
-          return new Enqueuer.FileJob(body, null);
-        });
+      Map<String, Object> body) {
+    return enqueuer.accept(caller, service, body, idempotencyKey);
   }
 }

@@ -1,11 +1,13 @@
 package io.asyncjobs.kinds.deepsearch;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.asyncjobs.api.PayloadCheck;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.Artifacts;
 import io.asyncjobs.files.FileScope;
 import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.files.PathRefusedException;
+import io.asyncjobs.files.Payloads;
 import io.asyncjobs.files.Trees;
 import io.asyncjobs.queue.Job;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -66,7 +68,7 @@ import org.apache.lucene.store.NIOFSDirectory;
  * #cleanup} removes the artifact folder.
  */
 @ApplicationScoped
-public class DeepsearchService extends JobService {
+public class DeepsearchService extends JobService implements PayloadCheck {
 
   /** This kind's name. */
   public static final String KIND = "deepsearch";
@@ -79,6 +81,15 @@ public class DeepsearchService extends JobService {
 
   /** The most hits a payload may ask for. */
   public static final int MAX_LIMIT = 1000;
+
+  /** The payload keys a caller may send. */
+  static final Set<String> KEYS = Set.of("root", "query", "limit");
+
+  /** Longest path a payload may name. */
+  static final int MAX_PATH = 4096;
+
+  /** Longest query a payload may hold. */
+  static final int MAX_QUERY = 2000;
 
   /** Snippets shown per hit. */
   static final int SNIPPETS_PER_HIT = 3;
@@ -134,6 +145,40 @@ public class DeepsearchService extends JobService {
   @Override
   public String title() {
     return "Full-text search";
+  }
+
+  @Override
+  public String exampleBody() {
+    return "{\"root\": \"docs\", \"query\": \"x\"}";
+  }
+
+  /**
+   * Known keys only; {@code root} an existing folder in the caller's scope; a query that parses and
+   * can be run; a limit from 1 to {@value #MAX_LIMIT} when given.
+   */
+  @Override
+  public Accepted check(FileScope scope, Map<String, Object> body) {
+    Payloads.allowOnly(body, KEYS);
+    String root = Payloads.string(body, "root", MAX_PATH);
+    String query = Payloads.string(body, "query", MAX_QUERY);
+    Payloads.optionalInt(body, "limit", 1, MAX_LIMIT);
+    Path folder = scope.resolve(root);
+    if (!Files.isDirectory(folder)) {
+      throw new IllegalArgumentException(
+          "root must name an existing folder in your tree; \""
+              + root
+              + (Files.exists(folder) ? "\" is not a folder" : "\" does not exist"));
+    }
+    try {
+      parse(query);
+    } catch (ParseException e) {
+      throw new IllegalArgumentException("query: " + e.getMessage());
+    } catch (RuntimeException e) {
+      // Lucene refuses some well-formed queries while building them (a regular expression too
+      // complex to run, too many clauses): still the caller's query, so a 400.
+      throw new IllegalArgumentException("query cannot be run: " + e.getMessage());
+    }
+    return Accepted.files(body, null);
   }
 
   /** The analyzer of both the index and the query: Unicode words, lower-cased, no stemming. */

@@ -1,10 +1,7 @@
 package io.asyncjobs.kinds.fork;
 
-import io.asyncjobs.api.EnqueuedView;
 import io.asyncjobs.api.Enqueuer;
 import io.asyncjobs.auth.Caller;
-import io.asyncjobs.files.Payloads;
-import io.asyncjobs.problem.ProblemException;
 import io.quarkus.security.Authenticated;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.HeaderParam;
@@ -14,11 +11,9 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.Map;
-import java.util.Set;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
-import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
@@ -36,18 +31,14 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @SecurityRequirement(name = "bearer")
 public class ForkResource {
 
-  /** The payload keys a caller may send. */
-  static final Set<String> KEYS = Set.of("source", "target");
-
-  /** Longest path a payload may name. */
-  static final int MAX_PATH = 4096;
-
   private final Enqueuer enqueuer;
   private final Caller caller;
+  private final ForkService service;
 
-  ForkResource(Enqueuer enqueuer, Caller caller) {
+  ForkResource(Enqueuer enqueuer, Caller caller, ForkService service) {
     this.enqueuer = enqueuer;
     this.caller = caller;
+    this.service = service;
   }
 
   /**
@@ -74,41 +65,12 @@ public class ForkResource {
                   @ExampleObject(
                       name = "fork",
                       value = "{\"source\": \"site\", \"target\": \"drafts/site-2\"}")))
-  @APIResponse(
-      responseCode = "202",
-      description = "Enqueued; follow Location or status_url",
-      content =
-          @Content(
-              mediaType = MediaType.APPLICATION_JSON,
-              schema = @Schema(implementation = EnqueuedView.class)))
-  @APIResponse(responseCode = "400", ref = "malformed")
-  @APIResponse(responseCode = "401", ref = "unauthenticated")
-  @APIResponse(responseCode = "404", ref = "notFound")
   @APIResponse(responseCode = "409", description = "The target exists (type target-exists)")
-  @APIResponse(responseCode = "413", ref = "tooLarge")
-  @APIResponse(responseCode = "415", ref = "unsupportedMediaType")
-  @APIResponse(responseCode = "422", ref = "idempotencyKeyReused")
   public Response enqueue(
       @Parameter(description = "the same key from the same caller returns the first job")
           @HeaderParam(Enqueuer.IDEMPOTENCY_KEY)
           String idempotencyKey,
-      Map<String, Object> payload) {
-    return enqueuer.acceptFileJob(
-        caller,
-        ForkService.KIND,
-        payload,
-        idempotencyKey,
-        "{\"source\": \"a\", \"target\": \"b\"}",
-        (scope, body) -> {
-          Payloads.allowOnly(body, KEYS);
-          String source = Payloads.string(body, "source", MAX_PATH);
-          String target = Payloads.string(body, "target", MAX_PATH);
-          try {
-            ForkService.plan(scope, source, target);
-          } catch (ForkService.TargetExistsException e) {
-            throw ProblemException.conflict("target-exists", "Target exists", e.getMessage());
-          }
-          return new Enqueuer.FileJob(body, null);
-        });
+      Map<String, Object> body) {
+    return enqueuer.accept(caller, service, body, idempotencyKey);
   }
 }

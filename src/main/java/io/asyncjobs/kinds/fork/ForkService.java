@@ -1,10 +1,13 @@
 package io.asyncjobs.kinds.fork;
 
+import io.asyncjobs.api.PayloadCheck;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.FileScope;
 import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.files.PathRefusedException;
+import io.asyncjobs.files.Payloads;
 import io.asyncjobs.files.Trees;
+import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.storage.DataDirectory;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -52,10 +55,16 @@ import java.util.UUID;
  * finished target is never touched.
  */
 @ApplicationScoped
-public class ForkService extends JobService {
+public class ForkService extends JobService implements PayloadCheck {
 
   /** This kind's name. */
   public static final String KIND = "fork";
+
+  /** The payload keys a caller may send. */
+  static final Set<String> KEYS = Set.of("source", "target");
+
+  /** Longest path a payload may name. */
+  static final int MAX_PATH = 4096;
 
   /** Bytes copied between two checks for interruption and two progress reports. */
   private static final long CHUNK = 8L << 20;
@@ -92,6 +101,28 @@ public class ForkService extends JobService {
   @Override
   public String title() {
     return "Folder fork (copy)";
+  }
+
+  @Override
+  public String exampleBody() {
+    return "{\"source\": \"a\", \"target\": \"b\"}";
+  }
+
+  /**
+   * Known keys only, and a {@link #plan} that holds now: a source folder in the caller's scope, a
+   * target that does not exist yet (a 409 {@code target-exists} when it does).
+   */
+  @Override
+  public Accepted check(FileScope scope, Map<String, Object> body) {
+    Payloads.allowOnly(body, KEYS);
+    String source = Payloads.string(body, "source", MAX_PATH);
+    String target = Payloads.string(body, "target", MAX_PATH);
+    try {
+      plan(scope, source, target);
+    } catch (TargetExistsException e) {
+      throw ProblemException.conflict("target-exists", "Target exists", e.getMessage());
+    }
+    return Accepted.files(body, null);
   }
 
   /** The target exists: a 409 at enqueue, a failed job in {@code process}. */

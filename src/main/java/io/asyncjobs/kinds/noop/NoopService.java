@@ -1,7 +1,9 @@
 package io.asyncjobs.kinds.noop;
 
+import io.asyncjobs.api.PayloadCheck;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.Artifacts;
+import io.asyncjobs.files.FileScope;
 import io.asyncjobs.queue.DatabaseErrors;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.NoopExecutions;
@@ -32,7 +34,7 @@ import java.util.concurrent.locks.LockSupport;
  * progress, download) with it. Off unless {@code jobs.services.noop.enabled=true}.
  */
 @ApplicationScoped
-public class NoopService extends JobService {
+public class NoopService extends JobService implements PayloadCheck {
 
   /** Where executions are recorded; absent in a service made by hand. */
   @Inject NoopExecutions executions;
@@ -210,12 +212,24 @@ public class NoopService extends JobService {
     }
   }
 
+  @Override
+  public String exampleBody() {
+    return "{}";
+  }
+
+  /** Only known keys, each of the right type and range; {@code name} names the download. */
+  @Override
+  public Accepted check(FileScope scope, Map<String, Object> body) {
+    validate(body);
+    return Accepted.plain(body, body.get("name") instanceof String text ? text : null);
+  }
+
   /**
-   * Checks a payload before it is enqueued: only known keys, each of the right type and range.
+   * Checks a payload: only known keys, each of the right type and range.
    *
    * @throws IllegalArgumentException naming the first problem
    */
-  public static void validate(Map<String, Object> payload) {
+  static void validate(Map<String, Object> payload) {
     for (String key : payload.keySet()) {
       if (!KEYS.contains(key)) {
         throw new IllegalArgumentException(

@@ -1,6 +1,5 @@
 package io.asyncjobs.kinds.seo;
 
-import io.asyncjobs.api.EnqueuedView;
 import io.asyncjobs.api.Enqueuer;
 import io.asyncjobs.auth.Caller;
 import io.quarkus.security.Authenticated;
@@ -15,10 +14,8 @@ import java.util.Map;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
-import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
-import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
@@ -34,10 +31,12 @@ public class SeoResource {
 
   private final Enqueuer enqueuer;
   private final Caller caller;
+  private final SeoService service;
 
-  SeoResource(Enqueuer enqueuer, Caller caller) {
+  SeoResource(Enqueuer enqueuer, Caller caller, SeoService service) {
     this.enqueuer = enqueuer;
     this.caller = caller;
+    this.service = service;
   }
 
   /**
@@ -65,33 +64,11 @@ public class SeoResource {
                   @ExampleObject(
                       name = "with a sitemap",
                       value = "{\"site\": \"www\", \"base_url\": \"https://www.example.com/\"}")))
-  @APIResponse(
-      responseCode = "202",
-      description = "Enqueued; follow Location or status_url",
-      content =
-          @Content(
-              mediaType = MediaType.APPLICATION_JSON,
-              schema = @Schema(implementation = EnqueuedView.class)))
-  @APIResponse(responseCode = "400", ref = "malformed")
-  @APIResponse(responseCode = "401", ref = "unauthenticated")
-  @APIResponse(responseCode = "404", ref = "notFound")
-  @APIResponse(responseCode = "413", ref = "tooLarge")
-  @APIResponse(responseCode = "415", ref = "unsupportedMediaType")
-  @APIResponse(responseCode = "422", ref = "idempotencyKeyReused")
   public Response enqueue(
       @Parameter(description = "the same key from the same caller returns the first job")
           @HeaderParam(Enqueuer.IDEMPOTENCY_KEY)
           String idempotencyKey,
-      Map<String, Object> payload) {
-    return enqueuer.acceptFileJob(
-        caller,
-        SeoService.KIND,
-        payload,
-        idempotencyKey,
-        "{\"site\": \"www\"}",
-        (scope, body) -> {
-          SeoService.validate(scope, body);
-          return new Enqueuer.FileJob(body, SiteFiles.preferredName(body, "-seo.zip"));
-        });
+      Map<String, Object> body) {
+    return enqueuer.accept(caller, service, body, idempotencyKey);
   }
 }

@@ -1,6 +1,7 @@
 package io.asyncjobs.kinds.seo;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.asyncjobs.api.PayloadCheck;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.Artifacts;
 import io.asyncjobs.files.FileScope;
@@ -38,7 +39,7 @@ import org.jsoup.nodes.Document;
  * report.csv} and, when the payload gives a {@code base_url}, a {@code sitemap.xml}.
  */
 @ApplicationScoped
-public class SeoService extends JobService {
+public class SeoService extends JobService implements PayloadCheck {
 
   /** This kind's name. */
   public static final String KIND = "seo";
@@ -77,17 +78,21 @@ public class SeoService extends JobService {
     return "SEO audit";
   }
 
+  @Override
+  public String exampleBody() {
+    return "{\"site\": \"www\"}";
+  }
+
   /**
-   * Checks a payload at enqueue: known keys only, a {@code site} folder inside the scope, and a
-   * well-formed {@code base_url} when given.
-   *
-   * @throws IllegalArgumentException (a {@link io.asyncjobs.files.PathRefusedException} for a path
-   *     leading out) naming the first problem
+   * Known keys only, a {@code site} folder inside the scope, and a well-formed {@code base_url}
+   * when given.
    */
-  static void validate(FileScope scope, Map<String, Object> payload) {
-    Payloads.allowOnly(payload, KEYS);
-    SiteFiles.requireSite(scope, payload);
-    baseUrl(payload);
+  @Override
+  public Accepted check(FileScope scope, Map<String, Object> body) {
+    Payloads.allowOnly(body, KEYS);
+    SiteFiles.requireSite(scope, body);
+    baseUrl(body);
+    return Accepted.files(body, SiteFiles.preferredName(body, "-seo.zip"));
   }
 
   /** The payload's base URL, normalized, or null when absent. */

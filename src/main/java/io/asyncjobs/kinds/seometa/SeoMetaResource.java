@@ -1,9 +1,7 @@
 package io.asyncjobs.kinds.seometa;
 
-import io.asyncjobs.api.EnqueuedView;
 import io.asyncjobs.api.Enqueuer;
 import io.asyncjobs.auth.Caller;
-import io.asyncjobs.kinds.seo.SiteFiles;
 import io.quarkus.security.Authenticated;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.HeaderParam;
@@ -16,10 +14,8 @@ import java.util.Map;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
-import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
-import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
@@ -36,10 +32,12 @@ public class SeoMetaResource {
 
   private final Enqueuer enqueuer;
   private final Caller caller;
+  private final SeoMetaService service;
 
-  SeoMetaResource(Enqueuer enqueuer, Caller caller) {
+  SeoMetaResource(Enqueuer enqueuer, Caller caller, SeoMetaService service) {
     this.enqueuer = enqueuer;
     this.caller = caller;
+    this.service = service;
   }
 
   /**
@@ -67,34 +65,11 @@ public class SeoMetaResource {
                   @ExampleObject(
                       name = "with patched copies",
                       value = "{\"site\": \"www\", \"write_copies\": true}")))
-  @APIResponse(
-      responseCode = "202",
-      description = "Enqueued; follow Location or status_url",
-      content =
-          @Content(
-              mediaType = MediaType.APPLICATION_JSON,
-              schema = @Schema(implementation = EnqueuedView.class)))
-  @APIResponse(responseCode = "400", ref = "malformed")
-  @APIResponse(responseCode = "401", ref = "unauthenticated")
-  @APIResponse(responseCode = "404", ref = "notFound")
-  @APIResponse(responseCode = "413", ref = "tooLarge")
-  @APIResponse(responseCode = "415", ref = "unsupportedMediaType")
-  @APIResponse(responseCode = "422", ref = "idempotencyKeyReused")
   public Response enqueue(
       @Parameter(description = "the same key from the same caller returns the first job")
           @HeaderParam(Enqueuer.IDEMPOTENCY_KEY)
           String idempotencyKey,
-      Map<String, Object> payload) {
-    return enqueuer.acceptFileJob(
-        caller,
-        SeoMetaService.KIND,
-        payload,
-        idempotencyKey,
-        "{\"site\": \"www\"}",
-        (scope, body) -> {
-          boolean copies = SeoMetaService.validate(scope, body);
-          return new Enqueuer.FileJob(
-              body, SiteFiles.preferredName(body, copies ? "-meta.zip" : "-meta.json"));
-        });
+      Map<String, Object> body) {
+    return enqueuer.accept(caller, service, body, idempotencyKey);
   }
 }

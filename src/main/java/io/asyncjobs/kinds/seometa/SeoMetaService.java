@@ -1,6 +1,7 @@
 package io.asyncjobs.kinds.seometa;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.asyncjobs.api.PayloadCheck;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.Artifacts;
 import io.asyncjobs.files.FileScope;
@@ -35,7 +36,7 @@ import org.jsoup.nodes.Document;
  * pages instead. The pages themselves are only read, never written.
  */
 @ApplicationScoped
-public class SeoMetaService extends JobService {
+public class SeoMetaService extends JobService implements PayloadCheck {
 
   /** This kind's name. */
   public static final String KIND = "seo_meta";
@@ -77,18 +78,21 @@ public class SeoMetaService extends JobService {
     return "SEO meta tags";
   }
 
+  @Override
+  public String exampleBody() {
+    return "{\"site\": \"www\"}";
+  }
+
   /**
-   * Checks a payload at enqueue: known keys only, a {@code site} folder inside the scope, and
-   * {@code write_copies} a boolean when given.
-   *
-   * @return whether copies are asked for
-   * @throws IllegalArgumentException (a {@link io.asyncjobs.files.PathRefusedException} for a path
-   *     leading out) naming the first problem
+   * Known keys only, a {@code site} folder inside the scope, and {@code write_copies} a boolean
+   * when given.
    */
-  static boolean validate(FileScope scope, Map<String, Object> payload) {
-    Payloads.allowOnly(payload, KEYS);
-    SiteFiles.requireSite(scope, payload);
-    return Payloads.optionalBoolean(payload, WRITE_COPIES, false);
+  @Override
+  public Accepted check(FileScope scope, Map<String, Object> body) {
+    Payloads.allowOnly(body, KEYS);
+    SiteFiles.requireSite(scope, body);
+    boolean copies = Payloads.optionalBoolean(body, WRITE_COPIES, false);
+    return Accepted.files(body, SiteFiles.preferredName(body, copies ? "-meta.zip" : "-meta.json"));
   }
 
   @Override

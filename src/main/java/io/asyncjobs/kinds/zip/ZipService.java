@@ -1,5 +1,6 @@
 package io.asyncjobs.kinds.zip;
 
+import io.asyncjobs.api.PayloadCheck;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.Artifacts;
 import io.asyncjobs.files.FileScope;
@@ -41,10 +42,18 @@ import org.apache.commons.compress.parallel.InputStreamSupplier;
  * size. Files whose type is already compressed are stored, not deflated. Empty folders are kept.
  */
 @ApplicationScoped
-public class ZipService extends JobService {
+public class ZipService extends JobService implements PayloadCheck {
 
   /** This kind's name. */
   public static final String KIND = "zip";
+
+  /** Most paths one archive may name. */
+  static final int MAX_PATHS = 1000;
+
+  /** Compression level when the payload names none, as {@code zip -6}. */
+  static final int DEFAULT_LEVEL = 6;
+
+  private static final Set<String> FIELDS = Set.of("paths", "name", "level");
 
   /** The archive's file name inside the job's artifact folder. */
   static final String ARCHIVE = "archive.zip";
@@ -91,10 +100,39 @@ public class ZipService extends JobService {
   }
 
   @Override
+  public String exampleBody() {
+    return "{\"paths\": [\"docs\"]}";
+  }
+
+  /**
+   * Known fields only; 1 to {@value #MAX_PATHS} paths, each existing in the caller's scope; a file
+   * name without folders; a level from 0 to 9.
+   */
+  @Override
+  public Accepted check(FileScope scope, Map<String, Object> body) {
+    Payloads.allowOnly(body, FIELDS);
+    List<String> paths = Payloads.strings(body, "paths", 1, MAX_PATHS);
+    for (String path : paths) {
+      if (!Files.exists(scope.resolve(path), LinkOption.NOFOLLOW_LINKS)) {
+        throw new IllegalArgumentException("no file or folder \"" + path + "\" in your folder");
+      }
+    }
+    String name = Payloads.optionalString(body, "name", 200).orElse(null);
+    if (name != null && (name.contains("/") || name.contains("\\"))) {
+      throw new IllegalArgumentException("name is a file name, without folders");
+    }
+    Map<String, Object> payload = new LinkedHashMap<>();
+    payload.put("paths", paths);
+    payload.put("level", Payloads.optionalInt(body, "level", 0, 9).orElse(DEFAULT_LEVEL));
+    String download = name == null ? "archive.zip" : name.endsWith(".zip") ? name : name + ".zip";
+    return Accepted.files(payload, download);
+  }
+
+  @Override
   protected Map<String, Object> process(Job job) throws Exception {
     FileScope scope = scopes.forJob(job);
-    List<String> named = Payloads.strings(job.payload, "paths", 1, ZipResource.MAX_PATHS);
-    int level = Payloads.optionalInt(job.payload, "level", 0, 9).orElse(ZipResource.DEFAULT_LEVEL);
+    List<String> named = Payloads.strings(job.payload, "paths", 1, MAX_PATHS);
+    int level = Payloads.optionalInt(job.payload, "level", 0, 9).orElse(DEFAULT_LEVEL);
 
     Plan plan = new Plan(scope);
     for (String name : named) {
