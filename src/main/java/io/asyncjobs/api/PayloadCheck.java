@@ -5,8 +5,9 @@ import java.io.IOException;
 import java.util.Map;
 
 /**
- * How a kind checks what a caller sends to {@code POST /api/<kind>}: declared once, on the kind's
- * service, and called by {@link Enqueuer#accept} for every kind the same way. A kind that reads the
+ * How a kind takes what a caller sends to {@code POST /api/<kind>}: its payload check, declared
+ * once, on the kind's service, and the description of its route. {@link KindsResource} serves that
+ * route for every kind that implements this, through {@link Enqueuer#accept}. A kind that reads the
  * caller's files checks the paths against the caller's scope here and again in {@code process}
  * (through the same methods), since the files may change in between.
  */
@@ -18,6 +19,9 @@ public interface PayloadCheck {
   /** A body that shows the payload's shape, for the answer to a request without one. */
   String exampleBody();
 
+  /** How the kind's route is described at {@code /q/openapi}. */
+  RouteDoc routeDoc();
+
   /**
    * Checks a request body and says what to store.
    *
@@ -28,6 +32,23 @@ public interface PayloadCheck {
    * @throws IOException when the caller's files cannot be read
    */
   Accepted check(FileScope scope, Map<String, Object> body) throws IOException;
+
+  /**
+   * The description of a kind's {@code POST /api/<kind>}; the answers every kind shares are added
+   * by {@link KindOperationsFilter}.
+   *
+   * @param summary one line
+   * @param description what the job does and leaves to download
+   * @param exampleName the name of the example request
+   * @param example an example request body
+   * @param extraAnswers answers of this kind's beyond the shared ones: status code to description
+   */
+  record RouteDoc(
+      String summary,
+      String description,
+      String exampleName,
+      String example,
+      Map<String, String> extraAnswers) {}
 
   /**
    * What a check made of a request body.

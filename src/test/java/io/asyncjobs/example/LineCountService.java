@@ -40,9 +40,21 @@ public class LineCountService extends JobService implements PayloadCheck {
     return "Line counts";
   }
 
+  // Shown to a caller who sent no body.
   @Override
   public String exampleBody() {
     return "{\"paths\": [\"notes.txt\"]}";
+  }
+
+  // How POST /api/linecount, the route every kind gets, is described at /q/openapi.
+  @Override
+  public RouteDoc routeDoc() {
+    return new RouteDoc(
+        "Enqueue a line count",
+        "Counts the lines of your text files.",
+        "two files",
+        "{\"paths\": [\"a.txt\", \"b.txt\"]}",
+        Map.of());
   }
 
   // The payload check, run at enqueue: what it refuses is a 400 and nothing is enqueued.

@@ -223,6 +223,12 @@ class DashboardQueriesTest {
       prometheus.close();
       prometheus = null;
       Database db = Arc.container().instance(Database.class).get();
+      // No noop task of this class may still run when the next class starts.
+      NoopService noop = Arc.container().instance(NoopService.class).get();
+      db.update("UPDATE jobs SET cancel_requested = true WHERE status = 'running'");
+      noop.runOnce();
+      noop.awaitTasks(Duration.ofSeconds(10));
+      noop.runOnce();
       db.clearJobs();
       Trees.delete(
           Arc.container()

@@ -152,6 +152,18 @@ public class DeepsearchService extends JobService implements PayloadCheck {
     return "{\"root\": \"docs\", \"query\": \"x\"}";
   }
 
+  @Override
+  public RouteDoc routeDoc() {
+    return new RouteDoc(
+        "Enqueue a full-text search",
+        "Ranks the .txt, .md and .html files under a folder of your tree against a query in"
+            + " Lucene's classic syntax (BM25) and leaves results.json with highlighted snippets"
+            + " to download. Answers 202 with Location at once.",
+        "search",
+        "{\"root\": \"docs\", \"query\": \"invoice AND (overdue OR late)\", \"limit\": 20}",
+        Map.of());
+  }
+
   /**
    * Known keys only; {@code root} an existing folder in the caller's scope; a query that parses and
    * can be run; a limit from 1 to {@value #MAX_LIMIT} when given.

@@ -108,6 +108,18 @@ public class ForkService extends JobService implements PayloadCheck {
     return "{\"source\": \"a\", \"target\": \"b\"}";
   }
 
+  @Override
+  public RouteDoc routeDoc() {
+    return new RouteDoc(
+        "Enqueue a folder fork",
+        "Copies a folder of your tree to a new folder (times and permissions kept), under a"
+            + " temporary name first and renamed when complete. The new folder is yours to keep:"
+            + " it outlives the job. Answers 202 with Location at once.",
+        "fork",
+        "{\"source\": \"site\", \"target\": \"drafts/site-2\"}",
+        Map.of("409", "The target exists (type target-exists)"));
+  }
+
   /**
    * Known keys only, and a {@link #plan} that holds now: a source folder in the caller's scope, a
    * target that does not exist yet (a 409 {@code target-exists} when it does).

@@ -83,6 +83,19 @@ public class SeoService extends JobService implements PayloadCheck {
     return "{\"site\": \"www\"}";
   }
 
+  @Override
+  public RouteDoc routeDoc() {
+    return new RouteDoc(
+        "Enqueue an SEO audit",
+        "Audits every .html/.htm page under site (a folder relative to your own folder):"
+            + " titles, meta descriptions, h1, image alt, canonical, noindex, broken internal"
+            + " links and anchors. The result is a zip of report.json, report.csv and, with"
+            + " base_url, sitemap.xml.",
+        "with a sitemap",
+        "{\"site\": \"www\", \"base_url\": \"https://www.example.com/\"}",
+        Map.of());
+  }
+
   /**
    * Known keys only, a {@code site} folder inside the scope, and a well-formed {@code base_url}
    * when given.

@@ -83,6 +83,19 @@ public class SeoMetaService extends JobService implements PayloadCheck {
     return "{\"site\": \"www\"}";
   }
 
+  @Override
+  public RouteDoc routeDoc() {
+    return new RouteDoc(
+        "Enqueue meta tag proposals",
+        "Proposes for every .html/.htm page under site (a folder relative to your own folder)"
+            + " a title (at most 60 characters), a meta description (at most 155), og:title"
+            + " and og:description. The result is meta.json; with write_copies a zip of"
+            + " meta.json and patched copies. The pages themselves are never changed.",
+        "with patched copies",
+        "{\"site\": \"www\", \"write_copies\": true}",
+        Map.of());
+  }
+
   /**
    * Known keys only, a {@code site} folder inside the scope, and {@code write_copies} a boolean
    * when given.

@@ -104,6 +104,17 @@ public class ZipService extends JobService implements PayloadCheck {
     return "{\"paths\": [\"docs\"]}";
   }
 
+  @Override
+  public RouteDoc routeDoc() {
+    return new RouteDoc(
+        "Enqueue a zip archive",
+        "One zip of the named files and folders (recursive, empty folders kept), relative to"
+            + " the caller's folder files/<owner kind>/<sub>/. Already-compressed types are stored.",
+        "two folders",
+        "{\"paths\": [\"photos/2026\", \"notes.md\"], \"name\": \"backup.zip\"}",
+        Map.of());
+  }
+
   /**
    * Known fields only; 1 to {@value #MAX_PATHS} paths, each existing in the caller's scope; a file
    * name without folders; a level from 0 to 9.
