@@ -13,7 +13,10 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.security.SecurityScheme;
 
-/** The API's description at {@code /q/openapi}: its bearer scheme and the shared error answers. */
+/**
+ * The API's description at {@code /q/openapi}: its bearer scheme and the answer to an enqueue. The
+ * shared error answers are added by {@link ProblemAnswersFilter}.
+ */
 @OpenAPIDefinition(
     info =
         @Info(
@@ -25,78 +28,17 @@ import org.eclipse.microprofile.openapi.annotations.security.SecurityScheme;
                     + " application/problem+json."),
     components =
         @Components(
-            responses = {
-              @APIResponse(
-                  name = "enqueued",
-                  description = "Enqueued; follow Location or status_url",
-                  content =
-                      @Content(
-                          mediaType = MediaType.APPLICATION_JSON,
-                          schema = @Schema(implementation = EnqueuedView.class),
-                          examples = @ExampleObject(name = "enqueued", value = Examples.ENQUEUED))),
-              @APIResponse(
-                  name = "malformed",
-                  description = "A malformed uid, filter, header or body",
-                  content =
-                      @Content(
-                          mediaType = Problem.MEDIA_TYPE,
-                          schema = @Schema(implementation = Problem.class),
-                          examples =
-                              @ExampleObject(
-                                  name = "bad uid",
-                                  value =
-                                      "{\"type\": \"urn:async-jobs:problem:bad-request\", \"title\": \"Bad request\", \"status\": 400, \"detail\": \"uid must be a uuid such as 0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f\"}"))),
-              @APIResponse(
-                  name = "unauthenticated",
-                  description = "No bearer token, or an invalid or expired one",
-                  content =
-                      @Content(
-                          mediaType = Problem.MEDIA_TYPE,
-                          schema = @Schema(implementation = Problem.class))),
-              @APIResponse(
-                  name = "forbidden",
-                  description = "A role the token lacks, or an invalid or expired download link",
-                  content =
-                      @Content(
-                          mediaType = Problem.MEDIA_TYPE,
-                          schema = @Schema(implementation = Problem.class))),
-              @APIResponse(
-                  name = "notFound",
-                  description = "No such job, or another owner's (the two look the same)",
-                  content =
-                      @Content(
-                          mediaType = Problem.MEDIA_TYPE,
-                          schema = @Schema(implementation = Problem.class),
-                          examples = @ExampleObject(name = "no job", value = Examples.PROBLEM))),
-              @APIResponse(
-                  name = "conflict",
-                  description = "The job is not in a state that allows this",
-                  content =
-                      @Content(
-                          mediaType = Problem.MEDIA_TYPE,
-                          schema = @Schema(implementation = Problem.class))),
-              @APIResponse(
-                  name = "tooLarge",
-                  description = "The body is larger than jobs.api.max-body-bytes",
-                  content =
-                      @Content(
-                          mediaType = Problem.MEDIA_TYPE,
-                          schema = @Schema(implementation = Problem.class))),
-              @APIResponse(
-                  name = "unsupportedMediaType",
-                  description = "The body is not application/json",
-                  content =
-                      @Content(
-                          mediaType = Problem.MEDIA_TYPE,
-                          schema = @Schema(implementation = Problem.class))),
-              @APIResponse(
-                  name = "idempotencyKeyReused",
-                  description = "The Idempotency-Key was used before for a different request",
-                  content =
-                      @Content(
-                          mediaType = Problem.MEDIA_TYPE,
-                          schema = @Schema(implementation = Problem.class)))
-            }))
+            schemas = @Schema(name = "Problem", implementation = Problem.class),
+            responses =
+                @APIResponse(
+                    name = "enqueued",
+                    description = "Enqueued; follow Location or status_url",
+                    content =
+                        @Content(
+                            mediaType = MediaType.APPLICATION_JSON,
+                            schema = @Schema(implementation = EnqueuedView.class),
+                            examples =
+                                @ExampleObject(name = "enqueued", value = Examples.ENQUEUED)))))
 @SecurityScheme(
     securitySchemeName = "bearer",
     type = SecuritySchemeType.HTTP,

@@ -74,7 +74,7 @@ public class Enqueuer {
     requireEnabled(kind.kind());
     if (body == null) {
       throw ProblemException.badRequest(
-          "the body must be a JSON object, for example " + kind.exampleBody());
+          "the body must be a JSON object, for example " + kind.routeDoc().example());
     }
     FileScope scope = caller.isAdmin() ? scopes.forAdmin() : scopes.forOwner(caller.owner());
     PayloadCheck.Accepted accepted;

@@ -1,9 +1,23 @@
 package io.asyncjobs.api;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 /** Example bodies for the OpenAPI description. */
 final class Examples {
 
   private Examples() {}
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** An example's JSON text as the value the OpenAPI model holds. */
+  static Object parsed(String example) {
+    try {
+      return JSON.readValue(example, Object.class);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("an example is not JSON: " + example, e);
+    }
+  }
 
   static final String ENQUEUED =
       """
@@ -58,6 +72,12 @@ final class Examples {
                      "job_timeout_seconds": null, "max_retries": null},
        "effective": {"retention_seconds": 172800, "max_concurrent": 4, "job_timeout_seconds": 3600,
                      "max_retries": 3}}
+      """;
+
+  static final String BAD_UID =
+      """
+      {"type": "urn:async-jobs:problem:bad-request", "title": "Bad request", "status": 400,
+       "detail": "uid must be a uuid such as 0190a5c8-7c1e-7b3a-9f00-1a2b3c4d5e6f"}
       """;
 
   static final String PROBLEM =

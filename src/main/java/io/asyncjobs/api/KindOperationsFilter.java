@@ -1,7 +1,5 @@
 package io.asyncjobs.api;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.quarkus.arc.Arc;
 import io.quarkus.smallrye.openapi.OpenApiFilter;
 import java.util.List;
@@ -39,8 +37,6 @@ public class KindOperationsFilter implements OASFilter {
               "413", "tooLarge",
               "415", "unsupportedMediaType",
               "422", "idempotencyKeyReused"));
-
-  private static final ObjectMapper JSON = new ObjectMapper();
 
   @Override
   public void filterOpenAPI(OpenAPI openAPI) {
@@ -91,15 +87,8 @@ public class KindOperationsFilter implements OASFilter {
                                 .schema(OASFactory.createSchema().addType(Schema.SchemaType.OBJECT))
                                 .addExample(
                                     doc.exampleName(),
-                                    OASFactory.createExample().value(parse(doc.example()))))))
+                                    OASFactory.createExample()
+                                        .value(Examples.parsed(doc.example()))))))
         .responses(responses);
-  }
-
-  private static Object parse(String example) {
-    try {
-      return JSON.readValue(example, Object.class);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("an example request is not JSON: " + example, e);
-    }
   }
 }

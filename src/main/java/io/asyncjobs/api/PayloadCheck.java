@@ -16,9 +16,6 @@ public interface PayloadCheck {
   /** The kind the checked payloads are enqueued as. */
   String kind();
 
-  /** A body that shows the payload's shape, for the answer to a request without one. */
-  String exampleBody();
-
   /** How the kind's route is described at {@code /q/openapi}. */
   RouteDoc routeDoc();
 
@@ -40,7 +37,7 @@ public interface PayloadCheck {
    * @param summary one line
    * @param description what the job does and leaves to download
    * @param exampleName the name of the example request
-   * @param example an example request body
+   * @param example an example request body, also shown to a caller who sent none
    * @param extraAnswers answers of this kind's beyond the shared ones: status code to description
    */
   record RouteDoc(

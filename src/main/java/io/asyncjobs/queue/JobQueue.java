@@ -69,7 +69,9 @@ public class JobQueue {
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at)"
-          + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, ?)"
+          + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
+          + SettingsStore.EFFECTIVE_RETENTION_END
+          + ")"
           + " RETURNING kind)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
 
@@ -82,7 +84,9 @@ public class JobQueue {
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at, idempotency_key)"
-          + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, ?, ?)"
+          + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
+          + SettingsStore.EFFECTIVE_RETENTION_END
+          + ", ?)"
           + " ON CONFLICT (owner_kind, owner_id, idempotency_key)"
           + "   WHERE idempotency_key IS NOT NULL DO NOTHING"
           + " RETURNING uid, kind)"
@@ -101,7 +105,8 @@ public class JobQueue {
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at)"
-          + " SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?, ?"
+          + " SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?, "
+          + SettingsStore.EFFECTIVE_RETENTION_END
           + "   FROM unnest(?::uuid[], ?::text[], ?::text[]) WITH ORDINALITY"
           + "        AS n(uid, payload, preferred_name, ord)"
           + "  ORDER BY n.ord"
@@ -265,7 +270,7 @@ public class JobQueue {
     try (Connection c = dataSource.getConnection()) {
       try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_IDEMPOTENT)) {
         bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
-        ps.setString(10, idempotencyKey);
+        ps.setString(12, idempotencyKey);
         try (ResultSet rs = ps.executeQuery()) {
           if (rs.next()) {
             metrics.enqueued(kind, 1);
@@ -289,7 +294,7 @@ public class JobQueue {
     }
   }
 
-  /** Binds the nine leading parameters JobInsertOne and JobInsertIdempotent share. */
+  /** Binds the eleven leading parameters JobInsertOne and JobInsertIdempotent share. */
   private void bindNewJob(
       PreparedStatement ps,
       UUID uid,
@@ -309,7 +314,7 @@ public class JobQueue {
     ps.setString(6, JsonCodec.encode(payload));
     ps.setObject(7, created);
     ps.setObject(8, created);
-    ps.setObject(9, expiry(kind, now));
+    bindRetentionEnd(ps, 9, kind, now);
   }
 
   /**
@@ -351,10 +356,10 @@ public class JobQueue {
       ps.setString(3, ownerId);
       ps.setObject(4, created);
       ps.setObject(5, created);
-      ps.setObject(6, expiry(kind, now));
-      ps.setArray(7, c.createArrayOf("uuid", uids));
-      ps.setArray(8, c.createArrayOf("text", payloads));
-      ps.setArray(9, c.createArrayOf("text", names));
+      bindRetentionEnd(ps, 6, kind, now);
+      ps.setArray(9, c.createArrayOf("uuid", uids));
+      ps.setArray(10, c.createArrayOf("text", payloads));
+      ps.setArray(11, c.createArrayOf("text", names));
       ps.execute();
     } catch (SQLException e) {
       throw new IllegalStateException("could not enqueue " + n + " job(s) of kind " + kind, e);
@@ -586,6 +591,16 @@ public class JobQueue {
 
   private static OffsetDateTime utc(Instant instant) {
     return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
+  }
+
+  /**
+   * Binds the three parameters of {@link SettingsStore#EFFECTIVE_RETENTION_END} from {@code at}.
+   */
+  private void bindRetentionEnd(PreparedStatement ps, int at, String kind, Instant now)
+      throws SQLException {
+    ps.setObject(at, utc(now));
+    ps.setString(at + 1, kind);
+    ps.setLong(at + 2, settings.configured(kind).retention().toSeconds());
   }
 
   private OffsetDateTime expiry(String kind, Instant now) {

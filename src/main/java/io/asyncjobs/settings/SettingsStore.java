@@ -43,6 +43,16 @@ public class SettingsStore {
              updated_at = EXCLUDED.updated_at
       """;
 
+  /**
+   * EffectiveRetentionEnd: {@link #effective}'s retention as SQL, for a statement that should not
+   * spend a round trip on reading the overrides first (every enqueue). Its parameters: when the
+   * retention starts, the service, and the configured retention in seconds; an override of the
+   * service wins over the configured value, as in {@link SettingsOverride#applyTo}.
+   */
+  public static final String EFFECTIVE_RETENTION_END =
+      "(?::timestamptz + make_interval(secs => COALESCE((SELECT s.retention_seconds"
+          + " FROM service_settings s WHERE s.service = ?), ?)::double precision))";
+
   private final AgroalDataSource dataSource;
   private final JobsConfig config;
   private final Clock clock;

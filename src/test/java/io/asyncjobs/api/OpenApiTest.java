@@ -14,14 +14,7 @@ class OpenApiTest {
 
   @Test
   void shouldDescribeEveryRouteWithTheBearerSchemeAndExamples() {
-    JsonPath doc =
-        given()
-            .queryParam("format", "json")
-            .get("/q/openapi")
-            .then()
-            .statusCode(200)
-            .extract()
-            .jsonPath();
+    JsonPath doc = openApi();
     Map<String, Map<String, Object>> paths = doc.getMap("paths");
 
     assertThat(paths)
@@ -55,14 +48,7 @@ class OpenApiTest {
 
   @Test
   void shouldGiveEveryKindsEnqueueRouteTheSharedAnswers() {
-    JsonPath doc =
-        given()
-            .queryParam("format", "json")
-            .get("/q/openapi")
-            .then()
-            .statusCode(200)
-            .extract()
-            .jsonPath();
+    JsonPath doc = openApi();
     for (String kind : List.of("noop", "zip", "fork", "seo", "seo_meta", "deepsearch")) {
       Map<String, Map<String, Object>> responses =
           doc.getMap("paths.'/api/" + kind + "'.post.responses");
@@ -75,5 +61,34 @@ class OpenApiTest {
     assertThat(
             doc.getString("components.responses.enqueued.content.'application/json'.schema.$ref"))
         .isEqualTo("#/components/schemas/EnqueuedView");
+    for (String problem :
+        List.of(
+            "malformed",
+            "unauthenticated",
+            "forbidden",
+            "notFound",
+            "conflict",
+            "tooLarge",
+            "unsupportedMediaType",
+            "idempotencyKeyReused")) {
+      assertThat(
+              doc.getString(
+                  "components.responses."
+                      + problem
+                      + ".content.'application/problem+json'.schema.$ref"))
+          .as(problem)
+          .isEqualTo("#/components/schemas/Problem");
+    }
+    assertThat(doc.getMap("components.schemas.Problem.properties")).containsKeys("type", "status");
+  }
+
+  private static JsonPath openApi() {
+    return given()
+        .queryParam("format", "json")
+        .get("/q/openapi")
+        .then()
+        .statusCode(200)
+        .extract()
+        .jsonPath();
   }
 }

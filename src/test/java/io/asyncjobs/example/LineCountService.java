@@ -40,12 +40,6 @@ public class LineCountService extends JobService implements PayloadCheck {
     return "Line counts";
   }
 
-  // Shown to a caller who sent no body.
-  @Override
-  public String exampleBody() {
-    return "{\"paths\": [\"notes.txt\"]}";
-  }
-
   // How POST /api/linecount, the route every kind gets, is described at /q/openapi.
   @Override
   public RouteDoc routeDoc() {

@@ -87,6 +87,14 @@ class JobQueueTest {
           .as("enqueued")
           .isEqualTo(T0.plusSeconds(120));
 
+      UUID batched =
+          queue
+              .enqueueMany("zip", List.of(new JobQueue.NewJob(Map.of(), null)), "user", "alice")
+              .get(0);
+      assertThat(queue.getJob(batched).orElseThrow().expiresAt)
+          .as("enqueued in a batch")
+          .isEqualTo(T0.plusSeconds(120));
+
       clock.set(T0.plusSeconds(30));
       assertThat(queue.cancelJob(enqueued)).isEqualTo(CancelOutcome.CANCELLED);
       assertThat(queue.getJob(enqueued).orElseThrow().expiresAt)

@@ -148,11 +148,6 @@ public class DeepsearchService extends JobService implements PayloadCheck {
   }
 
   @Override
-  public String exampleBody() {
-    return "{\"root\": \"docs\", \"query\": \"x\"}";
-  }
-
-  @Override
   public RouteDoc routeDoc() {
     return new RouteDoc(
         "Enqueue a full-text search",

@@ -104,11 +104,6 @@ public class ForkService extends JobService implements PayloadCheck {
   }
 
   @Override
-  public String exampleBody() {
-    return "{\"source\": \"a\", \"target\": \"b\"}";
-  }
-
-  @Override
   public RouteDoc routeDoc() {
     return new RouteDoc(
         "Enqueue a folder fork",

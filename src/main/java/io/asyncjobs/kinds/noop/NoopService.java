@@ -213,11 +213,6 @@ public class NoopService extends JobService implements PayloadCheck {
   }
 
   @Override
-  public String exampleBody() {
-    return "{}";
-  }
-
-  @Override
   public RouteDoc routeDoc() {
     return new RouteDoc(
         "Enqueue a no-op job",

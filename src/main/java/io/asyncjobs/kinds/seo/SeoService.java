@@ -79,11 +79,6 @@ public class SeoService extends JobService implements PayloadCheck {
   }
 
   @Override
-  public String exampleBody() {
-    return "{\"site\": \"www\"}";
-  }
-
-  @Override
   public RouteDoc routeDoc() {
     return new RouteDoc(
         "Enqueue an SEO audit",

@@ -79,11 +79,6 @@ public class SeoMetaService extends JobService implements PayloadCheck {
   }
 
   @Override
-  public String exampleBody() {
-    return "{\"site\": \"www\"}";
-  }
-
-  @Override
   public RouteDoc routeDoc() {
     return new RouteDoc(
         "Enqueue meta tag proposals",

@@ -100,11 +100,6 @@ public class ZipService extends JobService implements PayloadCheck {
   }
 
   @Override
-  public String exampleBody() {
-    return "{\"paths\": [\"docs\"]}";
-  }
-
-  @Override
   public RouteDoc routeDoc() {
     return new RouteDoc(
         "Enqueue a zip archive",
