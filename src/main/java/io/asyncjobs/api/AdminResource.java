@@ -2,7 +2,6 @@ package io.asyncjobs.api;
 
 import io.asyncjobs.auth.Caller;
 import io.asyncjobs.auth.DownloadLinks;
-import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.operations.JobActions;
 import io.asyncjobs.operations.JobListView;
 import io.asyncjobs.operations.JobLists;
@@ -42,7 +41,6 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @SecurityRequirement(name = "bearer")
 public class AdminResource {
 
-  private final ServiceManager services;
   private final SettingsViews settings;
   private final JobActions actions;
   private final DownloadLinks links;
@@ -50,14 +48,12 @@ public class AdminResource {
   private final ServiceCards cards;
 
   AdminResource(
-      ServiceManager services,
       SettingsViews settings,
       JobActions actions,
       DownloadLinks links,
       JobLists jobs,
       ServiceCards cards) {
     this.cards = cards;
-    this.services = services;
     this.settings = settings;
     this.actions = actions;
     this.links = links;
