@@ -29,8 +29,7 @@ import java.util.regex.Pattern;
 /**
  * What every kind's {@code POST /api/<kind>} does: the kind's {@link PayloadCheck} against the
  * caller's scope, the Idempotency-Key header, the enqueue for the calling owner, and the 202 answer
- * with {@code Location}. A kind's resource declares its route and its documentation and calls
- * {@link #accept}.
+ * with {@code Location}. {@link KindsResource} calls {@link #accept} for every kind.
  */
 @ApplicationScoped
 public class Enqueuer {

@@ -4,13 +4,21 @@ import io.asyncjobs.auth.Caller;
 import io.asyncjobs.problem.Problem;
 import io.asyncjobs.problem.ProblemException;
 import io.quarkus.security.Authenticated;
+import jakarta.annotation.security.PermitAll;
 import jakarta.enterprise.inject.Instance;
 import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.DELETE;
+import jakarta.ws.rs.GET;
 import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.NotAllowedException;
+import jakarta.ws.rs.NotFoundException;
+import jakarta.ws.rs.PATCH;
 import jakarta.ws.rs.POST;
+import jakarta.ws.rs.PUT;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.HashMap;
@@ -20,11 +28,12 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 /**
  * {@code POST /api/<kind>} for every kind: the kind's {@link PayloadCheck} (its service) checks the
  * body, {@link Enqueuer} enqueues it for the caller and answers 202. A kind with no service here is
- * a 404 problem. Each kind's route is described on its own at {@code /q/openapi}, by {@link
- * KindOperationsFilter}; this generic one is hidden there.
+ * a 404 problem. Another method is a 405 on a kind's route and a 404 elsewhere, as on any route.
+ * The path leaves out the words of the other {@code /api} routes, so that a method those routes
+ * lack is still their 405. Each kind's route is described on its own at {@code /q/openapi}, by
+ * {@link KindOperationsFilter}; this generic one is hidden there.
  */
-@Path("/api/{kind: [a-z][a-z0-9_]{0,39}}")
-@Authenticated
+@Path("/api/{kind: (?!(?:jobs|admin)$)[a-z][a-z0-9_]{0,39}}")
 public class KindsResource {
 
   private final Enqueuer enqueuer;
@@ -40,6 +49,7 @@ public class KindsResource {
   }
 
   @POST
+  @Authenticated
   @Consumes(MediaType.APPLICATION_JSON)
   @Produces(MediaType.APPLICATION_JSON)
   @Operation(hidden = true)
@@ -53,5 +63,38 @@ public class KindsResource {
           Problem.of(404, "unknown-kind", "Unknown kind", "there is no kind " + kind + " here"));
     }
     return enqueuer.accept(caller, check, body, idempotencyKey);
+  }
+
+  @GET
+  @PermitAll
+  @Operation(hidden = true)
+  public Response get(@PathParam("kind") String kind) {
+    throw notTaken(kind);
+  }
+
+  @PUT
+  @PermitAll
+  @Operation(hidden = true)
+  public Response put(@PathParam("kind") String kind) {
+    throw notTaken(kind);
+  }
+
+  @DELETE
+  @PermitAll
+  @Operation(hidden = true)
+  public Response delete(@PathParam("kind") String kind) {
+    throw notTaken(kind);
+  }
+
+  @PATCH
+  @PermitAll
+  @Operation(hidden = true)
+  public Response patch(@PathParam("kind") String kind) {
+    throw notTaken(kind);
+  }
+
+  /** What a method other than POST gets: 405 on a kind's route, else no route at all (404). */
+  private WebApplicationException notTaken(String kind) {
+    return kinds.containsKey(kind) ? new NotAllowedException("POST") : new NotFoundException();
   }
 }

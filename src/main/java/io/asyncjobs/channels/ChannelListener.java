@@ -90,7 +90,8 @@ public class ChannelListener {
           }
         }
         if (!first) {
-          LOG.info("Channel listener reconnected; notifications sent meanwhile are assumed");
+          LOG.info(
+              "Channel listener reconnected; acting as if every notification sent meanwhile came");
           all.forEach(ChannelSubscriber::reconnected);
         }
         warned = false;

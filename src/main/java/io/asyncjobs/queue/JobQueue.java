@@ -9,7 +9,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -124,7 +123,10 @@ public class JobQueue {
          SET status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
              error = CASE WHEN status = 'pending' THEN 'cancelled on request' ELSE error END,
              completed_at = CASE WHEN status = 'pending' THEN ? ELSE completed_at END,
-             expires_at = CASE WHEN status = 'pending' THEN ?::timestamptz ELSE expires_at END,
+             expires_at = CASE WHEN status = 'pending' THEN\s"""
+          + SettingsStore.EFFECTIVE_RETENTION_END
+          + """
+           ELSE expires_at END,
              cancel_requested = true,
              updated_at = ?
        WHERE uid = ? AND status IN ('pending', 'running')
@@ -142,7 +144,8 @@ public class JobQueue {
           + "        started_at = NULL, completed_at = NULL, duration_ms = NULL,"
           + "        bytes_in = NULL, bytes_out = NULL, item_count = NULL,"
           + "        progress = NULL, progress_items = NULL, progress_at = NULL,"
-          + "        cancel_requested = false, updated_at = ?, expires_at = ?"
+          + "        cancel_requested = false, updated_at = ?, expires_at = "
+          + SettingsStore.EFFECTIVE_RETENTION_END
           + "  WHERE uid = ? AND status = 'failed'"
           + " RETURNING kind)"
           + " SELECT kind, pg_notify('"
@@ -390,9 +393,9 @@ public class JobQueue {
         return CancelOutcome.NOT_FOUND;
       }
       ps.setObject(1, utc(now));
-      ps.setObject(2, expiry(kind, now));
-      ps.setObject(3, utc(now));
-      ps.setObject(4, uid);
+      bindRetentionEnd(ps, 2, kind, now);
+      ps.setObject(5, utc(now));
+      ps.setObject(6, uid);
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next()) {
           return JobStatus.RUNNING.dbValue().equals(rs.getString(1))
@@ -418,13 +421,13 @@ public class JobQueue {
     String kind = null;
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_RETRY_ONE)) {
-      ps.setObject(1, OffsetDateTime.ofInstant(now, ZoneOffset.UTC));
-      ps.setObject(3, uid);
       kind = kindOf(c, uid);
       if (kind == null) {
         throw new NoSuchElementException("no job " + uid);
       }
-      ps.setObject(2, expiry(kind, now));
+      ps.setObject(1, utc(now));
+      bindRetentionEnd(ps, 2, kind, now);
+      ps.setObject(5, uid);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return false;
@@ -601,11 +604,6 @@ public class JobQueue {
     ps.setObject(at, utc(now));
     ps.setString(at + 1, kind);
     ps.setLong(at + 2, settings.configured(kind).retention().toSeconds());
-  }
-
-  private OffsetDateTime expiry(String kind, Instant now) {
-    Duration retention = settings.effective(kind).retention();
-    return OffsetDateTime.ofInstant(now.plus(retention), ZoneOffset.UTC);
   }
 
   private static void requireOwnerAndKind(String kind, String ownerKind, String ownerId) {

@@ -417,6 +417,52 @@ class JobsApiTest {
   }
 
   @Test
+  void shouldAnswerOtherMethodsAndOtherRoutesBesideTheKindsRouteAsBefore() {
+    // The other /api routes answer as they do alone: 405 for a method /api/jobs lacks, and 404
+    // for /api/admin, which is no route by itself.
+    as(ALICE)
+        .contentType(ContentType.JSON)
+        .body("{}")
+        .post("/api/jobs")
+        .then()
+        .statusCode(405)
+        .contentType(Problem.MEDIA_TYPE)
+        .body("type", equalTo("urn:async-jobs:problem:method-not-allowed"));
+    as(ALICE)
+        .contentType(ContentType.JSON)
+        .body("{}")
+        .post("/api/admin")
+        .then()
+        .statusCode(404)
+        .body("type", equalTo("urn:async-jobs:problem:not-found"));
+    // A kind's route takes POST only, with or without a token.
+    given()
+        .get("/api/zip")
+        .then()
+        .statusCode(405)
+        .header("Allow", "POST")
+        .contentType(Problem.MEDIA_TYPE);
+    as(ALICE).delete("/api/noop").then().statusCode(405).header("Allow", "POST");
+    // A word that is no kind and no route is no route at all.
+    for (String method : List.of("GET", "PUT", "DELETE", "PATCH")) {
+      given()
+          .request(method, "/api/nosuchroute")
+          .then()
+          .statusCode(404)
+          .contentType(Problem.MEDIA_TYPE)
+          .body("type", equalTo("urn:async-jobs:problem:not-found"));
+    }
+    as(ALICE)
+        .contentType(ContentType.JSON)
+        .body("{}")
+        .post("/api/nosuchkind")
+        .then()
+        .statusCode(404)
+        .body("type", equalTo("urn:async-jobs:problem:unknown-kind"));
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+  }
+
+  @Test
   void shouldKeepEnqueueEndpointsToEnabledKinds() {
     // The test profile registers noop and disables "disabledkind".
     as(ALICE).contentType(ContentType.JSON).body("{}").post("/api/noop").then().statusCode(202);
