@@ -175,10 +175,15 @@ public class Enqueuer {
   /** A 404 problem unless a job service of this kind runs here. */
   public void requireEnabled(String kind) {
     if (services.jobService(kind).isEmpty()) {
-      throw new ProblemException(
-          Problem.of(
-              404, "unknown-kind", "Unknown kind", "the kind " + kind + " is not enabled here"));
+      throw unknownKind(kind);
     }
+  }
+
+  /** The 404 problem for a kind that does not exist or is not enabled here. */
+  public static ProblemException unknownKind(String kind) {
+    return new ProblemException(
+        Problem.of(
+            404, "unknown-kind", "Unknown kind", "the kind " + kind + " is not enabled here"));
   }
 
   private boolean samePayload(Map<String, Object> stored, Map<String, Object> offered) {

@@ -1,8 +1,6 @@
 package io.asyncjobs.api;
 
 import io.asyncjobs.auth.Caller;
-import io.asyncjobs.problem.Problem;
-import io.asyncjobs.problem.ProblemException;
 import io.quarkus.security.Authenticated;
 import jakarta.annotation.security.PermitAll;
 import jakarta.enterprise.inject.Instance;
@@ -59,8 +57,7 @@ public class KindsResource {
       Map<String, Object> body) {
     PayloadCheck check = kinds.get(kind);
     if (check == null) {
-      throw new ProblemException(
-          Problem.of(404, "unknown-kind", "Unknown kind", "there is no kind " + kind + " here"));
+      throw Enqueuer.unknownKind(kind);
     }
     return enqueuer.accept(caller, check, body, idempotencyKey);
   }

@@ -21,7 +21,7 @@ public class ProblemAnswersFilter implements OASFilter {
   /** Name, description and, for some, an example of each shared error answer. */
   private record Answer(String description, String exampleName, String example) {}
 
-  static final Map<String, Answer> ANSWERS = new LinkedHashMap<>();
+  private static final Map<String, Answer> ANSWERS = new LinkedHashMap<>();
 
   static {
     ANSWERS.put(

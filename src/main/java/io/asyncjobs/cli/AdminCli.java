@@ -1,6 +1,7 @@
 package io.asyncjobs.cli;
 
 import io.asyncjobs.operations.JobView;
+import io.asyncjobs.operations.Requests;
 import io.asyncjobs.operations.SettingsView;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.settings.SettingsOverride;
@@ -101,7 +102,7 @@ public class AdminCli {
     }
     Command command = commands.get(name);
     if (command == null) {
-      err.println("error: unknown command " + Arguments.quote(name));
+      err.println("error: unknown command " + Requests.quote(name));
       err.print(OVERVIEW);
       return USAGE;
     }

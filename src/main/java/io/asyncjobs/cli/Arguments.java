@@ -75,7 +75,7 @@ final class Arguments {
         }
         value = "";
       } else {
-        throw new UsageException("unknown option " + quote(name));
+        throw new UsageException("unknown option " + Requests.quote(name));
       }
       if (options.putIfAbsent(name, value) != null) {
         throw new UsageException(name + " is given twice");
@@ -107,7 +107,7 @@ final class Arguments {
   /** Refuses any word: {@code command} takes options only. */
   void requireNoWords(String command) {
     if (!words.isEmpty()) {
-      throw new UsageException(command + " takes no " + quote(words.get(0)));
+      throw new UsageException(command + " takes no " + Requests.quote(words.get(0)));
     }
   }
 
@@ -117,11 +117,5 @@ final class Arguments {
       throw new UsageException(command + " takes one job uid");
     }
     return Requests.uid(words.get(0), "uid");
-  }
-
-  /** Command-line text shortened and quoted for an error message. */
-  static String quote(String text) {
-    String shown = text.length() > 60 ? text.substring(0, 60) + "..." : text;
-    return "\"" + shown.replaceAll("\\p{Cntrl}", "?") + "\"";
   }
 }

@@ -3,6 +3,7 @@ package io.asyncjobs.cli;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.asyncjobs.operations.JobLists;
 import io.asyncjobs.operations.JobView;
+import io.asyncjobs.operations.Requests;
 import io.asyncjobs.queue.JobPage;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.Owner;
@@ -81,7 +82,7 @@ class ListCommand extends Command {
     int colon = text.indexOf(':');
     if (colon <= 0 || colon == text.length() - 1) {
       throw new UsageException(
-          "--owner must be OWNER_KIND:OWNER_ID, such as user:alice; got " + Arguments.quote(text));
+          "--owner must be OWNER_KIND:OWNER_ID, such as user:alice; got " + Requests.quote(text));
     }
     return new Owner(text.substring(0, colon), text.substring(colon + 1));
   }

@@ -1,5 +1,6 @@
 package io.asyncjobs.cli;
 
+import io.asyncjobs.operations.Requests;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.QuarkusApplication;
 import io.quarkus.runtime.annotations.QuarkusMain;
@@ -46,7 +47,7 @@ public class Main {
       // A mistyped command must not start a second server that competes for the lock.
       System.err.println(
           "error: unknown command "
-              + Arguments.quote(args[0])
+              + Requests.quote(args[0])
               + ". Without arguments this starts the service; '"
               + CLI_WORD
               + " --help' lists the admin commands.");

@@ -1,5 +1,6 @@
 package io.asyncjobs.cli;
 
+import io.asyncjobs.operations.Requests;
 import io.asyncjobs.operations.SettingsView;
 import io.asyncjobs.operations.SettingsViews;
 import io.asyncjobs.settings.SettingsOverride;
@@ -106,7 +107,7 @@ class SettingsCommand extends Command {
       return type.apply(Long.parseLong(text.get().trim()));
     } catch (NumberFormatException e) {
       throw new UsageException(
-          option + " must be a whole number; got " + Arguments.quote(text.get()));
+          option + " must be a whole number; got " + Requests.quote(text.get()));
     }
   }
 

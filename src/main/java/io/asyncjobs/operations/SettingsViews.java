@@ -1,5 +1,6 @@
 package io.asyncjobs.operations;
 
+import io.asyncjobs.config.ServiceSettings;
 import io.asyncjobs.engine.BaseService;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.problem.ProblemException;
@@ -63,11 +64,12 @@ public class SettingsViews {
   }
 
   private SettingsView view(String service) {
+    ServiceSettings configured = settings.configured(service);
     SettingsOverride overrides = settings.overrides(service);
     return new SettingsView(
         service,
-        SettingsView.Values.of(settings.configured(service)),
+        SettingsView.Values.of(configured),
         overrides,
-        SettingsView.Values.of(overrides.applyTo(settings.configured(service))));
+        SettingsView.Values.of(overrides.applyTo(configured)));
   }
 }

@@ -10,7 +10,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -92,12 +91,10 @@ public class CardQueries {
   /** The figures of every kind that has jobs; kinds without any are absent. */
   public Map<String, Figures> figures() {
     Instant now = clock.now();
-    OffsetDateTime hourAgo =
-        OffsetDateTime.ofInstant(now.minus(Duration.ofHours(1)), ZoneOffset.UTC);
+    OffsetDateTime hourAgo = JobRows.timestamp(now.minus(Duration.ofHours(1)));
     // Sixty whole minutes, the current one last.
     Instant thisMinute = now.truncatedTo(ChronoUnit.MINUTES);
-    OffsetDateTime firstMinute =
-        OffsetDateTime.ofInstant(thisMinute.minus(Duration.ofMinutes(59)), ZoneOffset.UTC);
+    OffsetDateTime firstMinute = JobRows.timestamp(thisMinute.minus(Duration.ofMinutes(59)));
     Map<String, Builder> byKind = new HashMap<>();
     try (Connection c = dataSource.getConnection()) {
       try (PreparedStatement ps = c.prepareStatement(CARD_ACTIVE);
@@ -130,7 +127,7 @@ public class CardQueries {
       try (PreparedStatement ps = c.prepareStatement(CARD_MINUTES)) {
         ps.setObject(1, firstMinute);
         ps.setObject(2, firstMinute);
-        ps.setObject(3, OffsetDateTime.ofInstant(thisMinute, ZoneOffset.UTC));
+        ps.setObject(3, JobRows.timestamp(thisMinute));
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             Builder b = byKind.get(rs.getString(1));

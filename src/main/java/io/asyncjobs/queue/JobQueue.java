@@ -11,7 +11,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -308,7 +307,7 @@ public class JobQueue {
       String preferredName)
       throws SQLException {
     Instant now = clock.now();
-    OffsetDateTime created = OffsetDateTime.ofInstant(now, ZoneOffset.UTC);
+    OffsetDateTime created = JobRows.timestamp(now);
     ps.setObject(1, uid);
     ps.setString(2, kind);
     ps.setString(3, ownerKind);
@@ -351,7 +350,7 @@ public class JobQueue {
       names[i] = job.preferredName();
     }
     Instant now = clock.now();
-    OffsetDateTime created = OffsetDateTime.ofInstant(now, ZoneOffset.UTC);
+    OffsetDateTime created = JobRows.timestamp(now);
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_INSERT_MANY)) {
       ps.setString(1, kind);
@@ -392,9 +391,9 @@ public class JobQueue {
       if (kind == null) {
         return CancelOutcome.NOT_FOUND;
       }
-      ps.setObject(1, utc(now));
+      ps.setObject(1, JobRows.timestamp(now));
       bindRetentionEnd(ps, 2, kind, now);
-      ps.setObject(5, utc(now));
+      ps.setObject(5, JobRows.timestamp(now));
       ps.setObject(6, uid);
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next()) {
@@ -425,7 +424,7 @@ public class JobQueue {
       if (kind == null) {
         throw new NoSuchElementException("no job " + uid);
       }
-      ps.setObject(1, utc(now));
+      ps.setObject(1, JobRows.timestamp(now));
       bindRetentionEnd(ps, 2, kind, now);
       ps.setObject(5, uid);
       try (ResultSet rs = ps.executeQuery()) {
@@ -500,8 +499,8 @@ public class JobQueue {
     Instant now = clock.now();
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_TOUCH_ONE)) {
-      ps.setObject(1, utc(now));
-      ps.setObject(2, utc(now.plusSeconds(extendSeconds)));
+      ps.setObject(1, JobRows.timestamp(now));
+      ps.setObject(2, JobRows.timestamp(now.plusSeconds(extendSeconds)));
       ps.setObject(3, uid);
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
@@ -592,16 +591,12 @@ public class JobQueue {
         (byOwner ? 8 : 0) | (byKind ? 4 : 0) | (byStatus ? 2 : 0) | (fromCursor ? 1 : 0)];
   }
 
-  private static OffsetDateTime utc(Instant instant) {
-    return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
-  }
-
   /**
    * Binds the three parameters of {@link SettingsStore#EFFECTIVE_RETENTION_END} from {@code at}.
    */
   private void bindRetentionEnd(PreparedStatement ps, int at, String kind, Instant now)
       throws SQLException {
-    ps.setObject(at, utc(now));
+    ps.setObject(at, JobRows.timestamp(now));
     ps.setString(at + 1, kind);
     ps.setLong(at + 2, settings.configured(kind).retention().toSeconds());
   }

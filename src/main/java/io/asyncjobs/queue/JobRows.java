@@ -4,6 +4,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.UUID;
 
 /**
@@ -61,5 +62,10 @@ public final class JobRows {
   private static Instant instant(ResultSet rs, int column) throws SQLException {
     OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
     return value == null ? null : value.toInstant();
+  }
+
+  /** An instant as the {@code timestamptz} parameter every statement on {@code jobs} binds. */
+  public static OffsetDateTime timestamp(Instant instant) {
+    return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
   }
 }

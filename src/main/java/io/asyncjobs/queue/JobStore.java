@@ -11,7 +11,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -434,8 +433,8 @@ public class JobStore {
   private static int bindClaim(
       PreparedStatement ps, int next, String kind, int limit, long epoch, Instant now, UUID after)
       throws SQLException {
-    ps.setObject(next++, timestamp(now));
-    ps.setObject(next++, timestamp(now));
+    ps.setObject(next++, JobRows.timestamp(now));
+    ps.setObject(next++, JobRows.timestamp(now));
     ps.setLong(next++, epoch);
     ps.setString(next++, kind);
     if (after != null) {
@@ -518,7 +517,7 @@ public class JobStore {
         PreparedStatement ps = c.prepareStatement(JOB_RESCUE_MANY)) {
       int next = bindFence(ps, 1, epoch);
       ps.setInt(next++, maxRetries);
-      ps.setObject(next++, timestamp(now));
+      ps.setObject(next++, JobRows.timestamp(now));
       ps.setLong(next++, retention.toSeconds());
       ps.setString(next++, kind);
       ps.setArray(next++, c.createArrayOf("uuid", inFlight.toArray(UUID[]::new)));
@@ -559,7 +558,7 @@ public class JobStore {
       ps.setArray(1, c.createArrayOf("uuid", uids.toArray(UUID[]::new)));
       ps.setArray(2, c.createArrayOf("text", uids.stream().map(errors::get).toArray()));
       ps.setInt(3, maxRetries);
-      ps.setObject(4, timestamp(now));
+      ps.setObject(4, JobRows.timestamp(now));
       ps.setLong(5, retention.toSeconds());
       ps.setLong(6, epoch);
       return statuses(ps);
@@ -595,7 +594,7 @@ public class JobStore {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_ADOPT_MANY)) {
       int next = bindFence(ps, 1, epoch);
-      ps.setObject(next++, timestamp(now));
+      ps.setObject(next++, JobRows.timestamp(now));
       ps.setArray(next++, c.createArrayOf("uuid", uids.toArray(UUID[]::new)));
       ps.setArray(next, c.createArrayOf("bigint", epochs.toArray()));
       Set<UUID> adopted = uids(ps);
@@ -626,7 +625,7 @@ public class JobStore {
     Long[] items = reports.stream().map(ProgressReport::items).toArray(Long[]::new);
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_PROGRESS_MANY)) {
-      ps.setObject(1, timestamp(now));
+      ps.setObject(1, JobRows.timestamp(now));
       ps.setArray(2, c.createArrayOf("uuid", uids));
       ps.setArray(3, c.createArrayOf("float8", fractions));
       ps.setArray(4, c.createArrayOf("bigint", items));
@@ -673,7 +672,7 @@ public class JobStore {
     }
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_RELEASE_MANY)) {
-      ps.setObject(1, timestamp(now));
+      ps.setObject(1, JobRows.timestamp(now));
       ps.setLong(2, retention.toSeconds());
       ps.setArray(3, c.createArrayOf("uuid", uids.toArray(UUID[]::new)));
       ps.setLong(4, epoch);
@@ -688,7 +687,7 @@ public class JobStore {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_GET_EXPIRED_MANY)) {
       ps.setString(1, kind);
-      ps.setObject(2, timestamp(now));
+      ps.setObject(2, JobRows.timestamp(now));
       ps.setInt(3, limit);
       List<Job> expired = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
@@ -707,7 +706,7 @@ public class JobStore {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_PURGE_FINISHED_MINUTES)) {
       ps.setString(1, kind);
-      ps.setObject(2, timestamp(before));
+      ps.setObject(2, JobRows.timestamp(before));
       ps.executeUpdate();
     } catch (SQLException e) {
       throw new StoreException("JobPurgeFinishedMinutes failed", e);
@@ -719,7 +718,7 @@ public class JobStore {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_COUNT_EXPIRED)) {
       ps.setString(1, kind);
-      ps.setObject(2, timestamp(now));
+      ps.setObject(2, JobRows.timestamp(now));
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getLong(1);
@@ -747,7 +746,7 @@ public class JobStore {
         PreparedStatement ps = c.prepareStatement(sql)) {
       int index = 1;
       if (instant != null) {
-        ps.setObject(index++, timestamp(instant));
+        ps.setObject(index++, JobRows.timestamp(instant));
       }
       Array array = c.createArrayOf("uuid", uids.toArray(UUID[]::new));
       ps.setArray(index, array);
@@ -789,10 +788,6 @@ public class JobStore {
   private static Instant instant(ResultSet rs, int column) throws SQLException {
     OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
     return value == null ? null : value.toInstant();
-  }
-
-  private static OffsetDateTime timestamp(Instant instant) {
-    return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
   }
 
   /**

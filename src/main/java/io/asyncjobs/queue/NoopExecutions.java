@@ -7,8 +7,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.Arrays;
 import java.util.UUID;
 
@@ -58,7 +56,7 @@ public class NoopExecutions {
       ps.setObject(1, execution);
       ps.setObject(2, uid);
       ps.setLong(3, epoch);
-      ps.setObject(4, OffsetDateTime.ofInstant(startedAt, ZoneOffset.UTC));
+      ps.setObject(4, JobRows.timestamp(startedAt));
       ps.setString(5, replica);
       ps.executeUpdate();
     }
@@ -74,7 +72,7 @@ public class NoopExecutions {
       throws SQLException {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(NOOP_EXECUTION_END)) {
-      ps.setObject(1, OffsetDateTime.ofInstant(endedAt, ZoneOffset.UTC));
+      ps.setObject(1, JobRows.timestamp(endedAt));
       ps.setBoolean(2, effect);
       ps.setArray(3, c.createArrayOf("bigint", Arrays.stream(epochs).boxed().toArray()));
       ps.setObject(4, execution);

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 /** With wake-ups on and no scheduled tick, jobs still start and finish at once. */
 @QuarkusTest
 @TestProfile(WakeUpTest.WakeUps.class)
-class WakeUpTest {
+public class WakeUpTest {
 
   @Inject ControlledService service;
   @Inject JobQueue queue;

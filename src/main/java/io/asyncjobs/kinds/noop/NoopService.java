@@ -227,17 +227,7 @@ public class NoopService extends JobService implements PayloadCheck {
   /** Only known keys, each of the right type and range; {@code name} names the download. */
   @Override
   public Accepted check(FileScope scope, Map<String, Object> body) {
-    validate(body);
-    return Accepted.plain(body, body.get("name") instanceof String text ? text : null);
-  }
-
-  /**
-   * Checks a payload: only known keys, each of the right type and range.
-   *
-   * @throws IllegalArgumentException naming the first problem
-   */
-  static void validate(Map<String, Object> payload) {
-    for (String key : payload.keySet()) {
+    for (String key : body.keySet()) {
       if (!KEYS.contains(key)) {
         throw new IllegalArgumentException(
             "unknown field "
@@ -246,21 +236,22 @@ public class NoopService extends JobService implements PayloadCheck {
                 + String.join(", ", KEYS.stream().sorted().toList()));
       }
     }
-    sleepMs(payload);
-    whole(payload, "progress_steps", MAX_PROGRESS_STEPS);
-    whole(payload, "artifact_bytes", MAX_ARTIFACT_BYTES);
-    Object fail = payload.get("fail");
+    sleepMs(body);
+    whole(body, "progress_steps", MAX_PROGRESS_STEPS);
+    whole(body, "artifact_bytes", MAX_ARTIFACT_BYTES);
+    Object fail = body.get("fail");
     if (fail != null && !(fail instanceof Boolean) && !(fail instanceof String)) {
       throw new IllegalArgumentException("fail must be true, false or a message");
     }
-    Object record = payload.get("record");
+    Object record = body.get("record");
     if (record != null && !(record instanceof Boolean)) {
       throw new IllegalArgumentException("record must be true or false");
     }
-    Object name = payload.get("name");
+    Object name = body.get("name");
     if (name != null && !(name instanceof String)) {
       throw new IllegalArgumentException("name must be a string");
     }
+    return Accepted.plain(body, name instanceof String text ? text : null);
   }
 
   /** A whole number from 0 to {@code max} under {@code key}; 0 when absent. */
