@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks. Usage: bench/run.sh engine|http|zip|memory|scale
+# Benchmarks. Usage: bench/run.sh engine|http|zip|memory|scale|kinds|peers
 #
 # Each suite starts its own PostgreSQL on loopback (Debian's postgresql-15 binaries; installed with
 # apt when missing), measures a reference on that same machine, then runs the benchmark and prints
@@ -15,13 +15,15 @@
 #           database's CPU and the sweep of 10^6 expired jobs, with the large/small ratio of each.
 #   memory  the packaged app's resident memory, idle, under the HTTP load, zipping and searching a
 #           512 MiB tree, against the memory limit in k8s/base/deployment.yaml.
+#   kinds   each kind against the everyday tool a user would run instead (bench/kinds.sh).
+#   peers   the engine beside other PostgreSQL job queues (bench/peers.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 suite=${1:-engine}
 case "$suite" in
-  engine | http | zip | memory | scale) ;;
-  *) echo "usage: bench/run.sh engine|http|zip|memory|scale" >&2; exit 2 ;;
+  engine | http | zip | memory | scale | kinds | peers) ;;
+  *) echo "usage: bench/run.sh engine|http|zip|memory|scale|kinds|peers" >&2; exit 2 ;;
 esac
 
 # Installs Debian package $1 with apt when the executable $2 is missing.
@@ -837,5 +839,11 @@ PY
     print_results "$out/scale-partition.jsonl"
   fi
 }
+
+# The larger suites live in files of their own, with the helpers above in scope.
+case "$suite" in
+  kinds) . bench/kinds.sh ;;
+  peers) . bench/peers.sh ;;
+esac
 
 "suite_$suite"

@@ -1,7 +1,6 @@
 package io.asyncjobs.api;
 
 import io.asyncjobs.auth.Caller;
-import io.asyncjobs.auth.DownloadLinks;
 import io.asyncjobs.operations.JobActions;
 import io.asyncjobs.operations.JobListView;
 import io.asyncjobs.operations.JobLists;
@@ -15,6 +14,7 @@ import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Owner;
 import io.asyncjobs.settings.SettingsOverride;
 import jakarta.annotation.security.RolesAllowed;
+import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
@@ -41,33 +41,20 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @SecurityRequirement(name = "bearer")
 public class AdminResource {
 
-  private final SettingsViews settings;
-  private final JobActions actions;
-  private final DownloadLinks links;
-  private final JobLists jobs;
-  private final ServiceCards cards;
-
-  AdminResource(
-      SettingsViews settings,
-      JobActions actions,
-      DownloadLinks links,
-      JobLists jobs,
-      ServiceCards cards) {
-    this.cards = cards;
-    this.settings = settings;
-    this.actions = actions;
-    this.links = links;
-    this.jobs = jobs;
-  }
+  @Inject SettingsViews settings;
+  @Inject JobActions actions;
+  @Inject JobLists jobs;
+  @Inject ServiceCards cards;
 
   @GET
   @Path("services")
   @Operation(
       summary = "Every service's card",
       description =
-          "Per service: jobs by status, jobs finished in the last hour and in each of its minutes,"
-              + " p50/p95 processing time of the last hour's done jobs, bytes and items of the jobs"
-              + " kept, how long the oldest pending job has waited, and the settings.")
+          """
+          Per service: jobs by status, jobs finished in the last hour and in each of its \
+          minutes, p50/p95 processing time of the last hour's done jobs, bytes and items \
+          of the jobs kept, how long the oldest pending job has waited, and the settings.""")
   @APIResponse(responseCode = "200", description = "One card per registered service")
   @APIResponse(responseCode = "401", ref = "unauthenticated")
   @APIResponse(responseCode = "403", ref = "forbidden")
@@ -96,8 +83,9 @@ public class AdminResource {
   @Operation(
       summary = "Replace a service's overrides",
       description =
-          "Every field is optional; a missing or null one goes back to the configured value. Every"
-              + " replica sees the change; the owner applies it on its next tick.")
+          """
+          Every field is optional; a missing or null one goes back to the configured \
+          value. Every replica sees the change; the owner applies it on its next tick.""")
   @RequestBody(
       content =
           @Content(
@@ -144,6 +132,6 @@ public class AdminResource {
   @APIResponse(responseCode = "404", ref = "notFound")
   @APIResponse(responseCode = "409", ref = "conflict")
   public JobView retry(@PathParam("uid") String uid) {
-    return JobView.of(actions.retry(Requests.uid(uid, "uid")), links);
+    return jobs.view(actions.retry(Requests.uid(uid, "uid")));
   }
 }

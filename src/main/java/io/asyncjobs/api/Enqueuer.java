@@ -15,6 +15,7 @@ import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.Owner;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -40,24 +41,11 @@ public class Enqueuer {
   private static final Pattern KEY = Pattern.compile("[\\x21-\\x7e]{1,200}");
   private static final int MAX_PREFERRED_NAME = 255;
 
-  private final JobQueue queue;
-  private final ServiceManager services;
-  private final ObjectMapper json;
-  private final FileScopes scopes;
-  private final HttpServerRequest request;
-
-  Enqueuer(
-      JobQueue queue,
-      ServiceManager services,
-      ObjectMapper json,
-      FileScopes scopes,
-      HttpServerRequest request) {
-    this.queue = queue;
-    this.services = services;
-    this.json = json;
-    this.scopes = scopes;
-    this.request = request;
-  }
+  @Inject JobQueue queue;
+  @Inject ServiceManager services;
+  @Inject ObjectMapper json;
+  @Inject FileScopes scopes;
+  @Inject HttpServerRequest request;
 
   /**
    * Checks a request body with the kind's {@link PayloadCheck} and enqueues what it accepted, for

@@ -16,6 +16,7 @@ import io.quarkus.security.Authenticated;
 import io.smallrye.common.annotation.Blocking;
 import io.smallrye.mutiny.Multi;
 import jakarta.annotation.security.PermitAll;
+import jakarta.inject.Inject;
 import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
@@ -50,44 +51,27 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @SecurityRequirement(name = "bearer")
 public class JobsResource {
 
-  private final JobQueue queue;
-  private final JobActions actions;
-  private final Caller caller;
-  private final DownloadLinks links;
-  private final JobLists lists;
-  private final Downloads downloads;
-  private final JobEvents events;
-
-  JobsResource(
-      JobQueue queue,
-      JobActions actions,
-      Caller caller,
-      DownloadLinks links,
-      JobLists lists,
-      Downloads downloads,
-      JobEvents events) {
-    this.queue = queue;
-    this.actions = actions;
-    this.caller = caller;
-    this.links = links;
-    this.lists = lists;
-    this.downloads = downloads;
-    this.events = events;
-  }
+  @Inject JobQueue queue;
+  @Inject JobActions actions;
+  @Inject Caller caller;
+  @Inject DownloadLinks links;
+  @Inject JobLists lists;
+  @Inject Downloads downloads;
+  @Inject JobEvents events;
 
   @GET
   @Path("{uid}")
   @Operation(
       summary = "Status of a job",
       description =
-          "Status, progress, timestamps and error. A done job with a file carries a signed"
-              + " download_url. Another owner's job answers 404, like a missing one.")
+          """
+          Status, progress, timestamps and error. A done job with a file carries a signed \
+          download_url. Another owner's job answers 404, like a missing one.""")
   @APIResponse(
       responseCode = "200",
       description = "The job",
       content =
           @Content(
-              mediaType = MediaType.APPLICATION_JSON,
               schema = @Schema(implementation = JobView.class),
               examples = @ExampleObject(name = "done", value = Examples.JOB_DONE)))
   @APIResponse(responseCode = "400", ref = "malformed")
@@ -101,14 +85,14 @@ public class JobsResource {
   @Operation(
       summary = "List the caller's jobs",
       description =
-          "Newest first. Filter by kind and status; follow next_url for the following page. An"
-              + " admin sees every owner's jobs here too.")
+          """
+          Newest first. Filter by kind and status; follow next_url for the following page. \
+          An admin sees every owner's jobs here too.""")
   @APIResponse(
       responseCode = "200",
       description = "One page of jobs",
       content =
           @Content(
-              mediaType = MediaType.APPLICATION_JSON,
               schema = @Schema(implementation = JobListView.class),
               examples = @ExampleObject(name = "page", value = Examples.JOB_PAGE)))
   @APIResponse(responseCode = "400", ref = "malformed")
@@ -134,9 +118,10 @@ public class JobsResource {
   @Operation(
       summary = "Cancel a job",
       description =
-          "A pending job fails at once and never runs (200). A running job is asked to stop (202):"
-              + " its status shows cancel_requested until the owner interrupts and fails it. A"
-              + " finished job answers 409.")
+          """
+          A pending job fails at once and never runs (200). A running job is asked to stop \
+          (202): its status shows cancel_requested until the owner interrupts and fails \
+          it. A finished job answers 409.""")
   @APIResponse(
       responseCode = "200",
       description = "Cancelled: the job is failed now",
@@ -166,10 +151,11 @@ public class JobsResource {
   @Operation(
       summary = "Download a job's file",
       description =
-          "The artifact of a done job. Authorized either by a bearer token (the job's owner or an"
-              + " admin) or by the signature of a download_url, which needs no token until it"
-              + " expires. Supports one Range (206, or 416 when unsatisfiable) and ETag with"
-              + " If-None-Match (304). Each download keeps the job one more retention period.")
+          """
+          The artifact of a done job. Authorized either by a bearer token (the job's owner \
+          or an admin) or by the signature of a download_url, which needs no token until \
+          it expires. Supports one Range (206, or 416 when unsatisfiable) and ETag with \
+          If-None-Match (304). Each download keeps the job one more retention period.""")
   @APIResponse(responseCode = "200", description = "The whole file")
   @APIResponse(responseCode = "206", description = "The requested range")
   @APIResponse(responseCode = "304", description = "The caller's copy is current")
@@ -219,9 +205,10 @@ public class JobsResource {
   @Operation(
       summary = "Stream a job's status and progress",
       description =
-          "Server-sent events: a `job` event carrying the status view at once and whenever the"
-              + " status or progress changes, comment lines while idle, and the end of the stream"
-              + " after the event that shows the job done or failed.")
+          """
+          Server-sent events: a `job` event carrying the status view at once and whenever \
+          the status or progress changes, comment lines while idle, and the end of the \
+          stream after the event that shows the job done or failed.""")
   @APIResponse(
       responseCode = "200",
       description = "An event stream",

@@ -21,7 +21,6 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.HashMap;
 import java.util.Map;
-import org.eclipse.microprofile.openapi.annotations.Operation;
 
 /**
  * {@code POST /api/<kind>} for every kind: the kind's {@link PayloadCheck} (its service) checks the
@@ -29,8 +28,10 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
  * a 404 problem. Another method is a 405 on a kind's route and a 404 elsewhere, as on any route.
  * The path leaves out the words of the other {@code /api} routes, so that a method those routes
  * lack is still their 405. Each kind's route is described on its own at {@code /q/openapi}, by
- * {@link KindOperationsFilter}; this generic one is hidden there.
+ * {@link KindOperationsFilter}; this class itself is left out of the scan ({@code
+ * mp.openapi.scan.exclude.classes}). Only the enqueue asks for a token.
  */
+@PermitAll
 @Path("/api/{kind: (?!(?:jobs|admin)$)[a-z][a-z0-9_]{0,39}}")
 public class KindsResource {
 
@@ -50,7 +51,6 @@ public class KindsResource {
   @Authenticated
   @Consumes(MediaType.APPLICATION_JSON)
   @Produces(MediaType.APPLICATION_JSON)
-  @Operation(hidden = true)
   public Response enqueue(
       @PathParam("kind") String kind,
       @HeaderParam(Enqueuer.IDEMPOTENCY_KEY) String idempotencyKey,
@@ -63,29 +63,21 @@ public class KindsResource {
   }
 
   @GET
-  @PermitAll
-  @Operation(hidden = true)
   public Response get(@PathParam("kind") String kind) {
     throw notTaken(kind);
   }
 
   @PUT
-  @PermitAll
-  @Operation(hidden = true)
   public Response put(@PathParam("kind") String kind) {
     throw notTaken(kind);
   }
 
   @DELETE
-  @PermitAll
-  @Operation(hidden = true)
   public Response delete(@PathParam("kind") String kind) {
     throw notTaken(kind);
   }
 
   @PATCH
-  @PermitAll
-  @Operation(hidden = true)
   public Response patch(@PathParam("kind") String kind) {
     throw notTaken(kind);
   }

@@ -295,21 +295,15 @@ public abstract class JobService extends BaseService {
       boolean fenced = false;
       try {
         List<Job> claimed;
+        JobStore.ClaimRequest claim =
+            new JobStore.ClaimRequest(kind(), Math.max(0, capacity), epoch, now, after);
         if (combined.isEmpty()) {
-          JobStore.Claimed c = ctx.store().claimMany(kind(), capacity, epoch, now, after);
+          JobStore.Claimed c = ctx.store().claimMany(claim);
           claimed = c.jobs();
           fenced = c.fenced();
         } else {
           JobStore.CompleteAndClaim both =
-              ctx.store()
-                  .completeAndClaimMany(
-                      kind(),
-                      completions,
-                      epoch,
-                      settings.retention(),
-                      Math.max(0, capacity),
-                      now,
-                      after);
+              ctx.store().completeAndClaimMany(completions, settings.retention(), claim);
           outcomes.tally(completions, both.written(), epoch, tally);
           forget(combined);
           claimed = both.claimed();
@@ -714,7 +708,9 @@ public abstract class JobService extends BaseService {
       return;
     }
     JobStore.Claimed claimed =
-        requireContext().store().claimMany(kind(), capacity, epoch, now, null);
+        requireContext()
+            .store()
+            .claimMany(new JobStore.ClaimRequest(kind(), capacity, epoch, now, null));
     if (claimed.fenced()) {
       ownerLock().superseded(epoch);
       return;

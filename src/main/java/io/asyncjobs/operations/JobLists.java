@@ -3,6 +3,7 @@ package io.asyncjobs.operations;
 import io.asyncjobs.auth.DownloadLinks;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.problem.ProblemException;
+import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobPage;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
@@ -28,6 +29,11 @@ public class JobLists {
     this.queue = queue;
     this.links = links;
     this.services = services;
+  }
+
+  /** One job as its status route shows it: with a signed download link when it has a file. */
+  public JobView view(Job job) {
+    return JobView.of(job, links);
   }
 
   /**

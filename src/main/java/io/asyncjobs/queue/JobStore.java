@@ -295,19 +295,23 @@ public class JobStore {
   }
 
   /**
-   * Claims up to {@code limit} pending jobs of {@code kind}, oldest first, under {@code epoch}.
+   * What a claim asks for: up to {@code limit} pending jobs of {@code kind}, oldest first, under
+   * {@code epoch}.
    *
    * @param after only jobs with a larger uid, or null for all
    */
-  public Claimed claimMany(String kind, int limit, long epoch, Instant now, UUID after) {
-    if (limit <= 0) {
+  public record ClaimRequest(String kind, int limit, long epoch, Instant now, UUID after) {}
+
+  /** Claims what {@code claim} asks for. */
+  public Claimed claimMany(ClaimRequest claim) {
+    if (claim.limit() <= 0) {
       return new Claimed(false, List.of());
     }
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps =
-            c.prepareStatement(after == null ? JOB_CLAIM_MANY : JOB_CLAIM_MANY_AFTER)) {
-      int next = bindFence(ps, 1, epoch);
-      next = bindClaim(ps, next, kind, limit, epoch, now, after);
+            c.prepareStatement(claim.after() == null ? JOB_CLAIM_MANY : JOB_CLAIM_MANY_AFTER)) {
+      int next = bindFence(ps, 1, claim.epoch());
+      bindClaim(ps, next, claim);
       boolean fenced = false;
       List<Job> claimed = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
@@ -320,7 +324,7 @@ public class JobStore {
       }
       return new Claimed(fenced, inUidOrder(claimed));
     } catch (SQLException e) {
-      throw new StoreException("JobClaimMany failed for kind " + kind, e);
+      throw new StoreException("JobClaimMany failed for kind " + claim.kind(), e);
     }
   }
 
@@ -382,22 +386,16 @@ public class JobStore {
   }
 
   /**
-   * Writes finished tasks' outcomes and claims up to {@code limit} pending jobs with a uid larger
-   * than {@code after}, in one statement.
+   * Writes finished tasks' outcomes under the claim's epoch and claims what {@code claim} asks for,
+   * in one statement; {@code claim.after()} must not be null.
    */
   public CompleteAndClaim completeAndClaimMany(
-      String kind,
-      Collection<Completion> completions,
-      long epoch,
-      Duration retention,
-      int limit,
-      Instant now,
-      UUID after) {
+      Collection<Completion> completions, Duration retention, ClaimRequest claim) {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_COMPLETE_AND_CLAIM_MANY)) {
-      int next = bindFence(ps, 1, epoch);
-      next = bindCompletions(c, ps, next, completions, epoch, retention);
-      bindClaim(ps, next, kind, limit, epoch, now, after);
+      int next = bindFence(ps, 1, claim.epoch());
+      next = bindCompletions(c, ps, next, completions, claim.epoch(), retention);
+      bindClaim(ps, next, claim);
       Map<UUID, JobStatus> written = new HashMap<>();
       boolean fenced = false;
       List<Job> claimed = new ArrayList<>();
@@ -420,7 +418,7 @@ public class JobStore {
       }
       return new CompleteAndClaim(written, fenced, inUidOrder(claimed));
     } catch (SQLException e) {
-      throw new StoreException("JobCompleteAndClaimMany failed for kind " + kind, e);
+      throw new StoreException("JobCompleteAndClaimMany failed for kind " + claim.kind(), e);
     }
   }
 
@@ -430,18 +428,16 @@ public class JobStore {
     return next;
   }
 
-  private static int bindClaim(
-      PreparedStatement ps, int next, String kind, int limit, long epoch, Instant now, UUID after)
+  private static void bindClaim(PreparedStatement ps, int next, ClaimRequest claim)
       throws SQLException {
-    ps.setObject(next++, JobRows.timestamp(now));
-    ps.setObject(next++, JobRows.timestamp(now));
-    ps.setLong(next++, epoch);
-    ps.setString(next++, kind);
-    if (after != null) {
-      ps.setObject(next++, after);
+    ps.setObject(next++, JobRows.timestamp(claim.now()));
+    ps.setObject(next++, JobRows.timestamp(claim.now()));
+    ps.setLong(next++, claim.epoch());
+    ps.setString(next++, claim.kind());
+    if (claim.after() != null) {
+      ps.setObject(next++, claim.after());
     }
-    ps.setInt(next++, limit);
-    return next;
+    ps.setInt(next, claim.limit());
   }
 
   /** Binds JobCompleteMany's parameters from {@code first}; returns the index of the next one. */

@@ -2,6 +2,7 @@ package io.asyncjobs.kinds.deepsearch;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.asyncjobs.api.PayloadCheck;
+import io.asyncjobs.engine.Checkpoint;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.Artifacts;
 import io.asyncjobs.files.FileScope;
@@ -116,12 +117,8 @@ public class DeepsearchService extends JobService implements PayloadCheck {
   private final Artifacts artifacts;
   private final ObjectMapper json;
 
-  /** Something that runs while an attempt is half done; a test's seam. */
-  interface HalfDone {
-    void reached() throws InterruptedException;
-  }
-
-  private volatile HalfDone onIndexed = () -> {};
+  /** Where a test runs something half-way through an attempt. */
+  private volatile Checkpoint onIndexed = Checkpoint.NONE;
 
   DeepsearchService(FileScopes scopes, Artifacts artifacts, ObjectMapper json) {
     this.scopes = scopes;
@@ -133,8 +130,8 @@ public class DeepsearchService extends JobService implements PayloadCheck {
    * Sets what runs once an attempt has built its index, right before it searches it: a test's way
    * to run another attempt meanwhile.
    */
-  void whenIndexed(HalfDone hook) {
-    this.onIndexed = hook == null ? () -> {} : hook;
+  void whenIndexed(Checkpoint hook) {
+    this.onIndexed = Checkpoint.orNone(hook);
   }
 
   @Override
@@ -151,9 +148,10 @@ public class DeepsearchService extends JobService implements PayloadCheck {
   public RouteDoc routeDoc() {
     return new RouteDoc(
         "Enqueue a full-text search",
-        "Ranks the .txt, .md and .html files under a folder of your tree against a query in"
-            + " Lucene's classic syntax (BM25) and leaves results.json with highlighted snippets"
-            + " to download. Answers 202 with Location at once.",
+        """
+        Ranks the .txt, .md and .html files under a folder of your tree against a query in \
+        Lucene's classic syntax (BM25) and leaves results.json with highlighted snippets to \
+        download. Answers 202 with Location at once.""",
         "search",
         "{\"root\": \"docs\", \"query\": \"invoice AND (overdue OR late)\", \"limit\": 20}",
         Map.of());

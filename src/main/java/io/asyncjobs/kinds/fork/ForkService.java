@@ -107,9 +107,10 @@ public class ForkService extends JobService implements PayloadCheck {
   public RouteDoc routeDoc() {
     return new RouteDoc(
         "Enqueue a folder fork",
-        "Copies a folder of your tree to a new folder (times and permissions kept), under a"
-            + " temporary name first and renamed when complete. The new folder is yours to keep:"
-            + " it outlives the job. Answers 202 with Location at once.",
+        """
+        Copies a folder of your tree to a new folder (times and permissions kept), under a \
+        temporary name first and renamed when complete. The new folder is yours to keep: it \
+        outlives the job. Answers 202 with Location at once.""",
         "fork",
         "{\"source\": \"site\", \"target\": \"drafts/site-2\"}",
         Map.of("409", "The target exists (type target-exists)"));

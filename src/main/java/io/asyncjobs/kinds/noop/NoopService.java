@@ -216,8 +216,9 @@ public class NoopService extends JobService implements PayloadCheck {
   public RouteDoc routeDoc() {
     return new RouteDoc(
         "Enqueue a no-op job",
-        "A diagnostic job (off unless jobs.services.noop.enabled): sleeps, reports progress,"
-            + " optionally fails or leaves a file to download. Answers 202 with Location at once.",
+        """
+        A diagnostic job (off unless jobs.services.noop.enabled): sleeps, reports progress, \
+        optionally fails or leaves a file to download. Answers 202 with Location at once.""",
         "with a file",
         "{\"sleep_ms\": 2000, \"progress_steps\": 4, \"artifact_bytes\": 1024,"
             + " \"name\": \"hello.txt\"}",

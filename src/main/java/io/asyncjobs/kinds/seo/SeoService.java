@@ -1,21 +1,15 @@
 package io.asyncjobs.kinds.seo;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.asyncjobs.api.PayloadCheck;
-import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.Artifacts;
-import io.asyncjobs.files.FileScope;
 import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.files.Payloads;
 import io.asyncjobs.kinds.seo.SeoAudit.PageFacts;
 import io.asyncjobs.kinds.seo.SeoAudit.PageReport;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.time.Clock;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.io.BufferedOutputStream;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.net.URI;
 import java.nio.file.Files;
@@ -27,10 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
-import org.jsoup.Jsoup;
-import org.jsoup.nodes.Document;
 
 /**
  * The {@code seo} kind: audits a folder of HTML pages in the caller's scope (titles, meta
@@ -38,8 +29,8 @@ import org.jsoup.nodes.Document;
  * anchors), scores each page and the site, and leaves one zip of {@code report.json}, {@code
  * report.csv} and, when the payload gives a {@code base_url}, a {@code sitemap.xml}.
  */
-@ApplicationScoped
-public class SeoService extends JobService implements PayloadCheck {
+@Singleton
+public class SeoService extends SiteKind {
 
   /** This kind's name. */
   public static final String KIND = "seo";
@@ -56,51 +47,29 @@ public class SeoService extends JobService implements PayloadCheck {
   /** The artifact's file name inside the job's artifact folder. */
   static final String ARTIFACT = "seo-report.zip";
 
-  private final FileScopes scopes;
-  private final Artifacts artifacts;
-  private final ObjectMapper json;
-  private final Clock clock;
-
   SeoService(FileScopes scopes, Artifacts artifacts, ObjectMapper json, Clock clock) {
-    this.scopes = scopes;
-    this.artifacts = artifacts;
-    this.json = json;
-    this.clock = clock;
-  }
-
-  @Override
-  public String kind() {
-    return KIND;
-  }
-
-  @Override
-  public String title() {
-    return "SEO audit";
+    super(KIND, "SEO audit", KEYS, scopes, artifacts, json, clock);
   }
 
   @Override
   public RouteDoc routeDoc() {
     return new RouteDoc(
         "Enqueue an SEO audit",
-        "Audits every .html/.htm page under site (a folder relative to your own folder):"
-            + " titles, meta descriptions, h1, image alt, canonical, noindex, broken internal"
-            + " links and anchors. The result is a zip of report.json, report.csv and, with"
-            + " base_url, sitemap.xml.",
+        """
+        Audits every .html/.htm page under site (a folder relative to your own folder): \
+        titles, meta descriptions, h1, image alt, canonical, noindex, broken internal links \
+        and anchors. The result is a zip of report.json, report.csv and, with base_url, \
+        sitemap.xml.""",
         "with a sitemap",
         "{\"site\": \"www\", \"base_url\": \"https://www.example.com/\"}",
         Map.of());
   }
 
-  /**
-   * Known keys only, a {@code site} folder inside the scope, and a well-formed {@code base_url}
-   * when given.
-   */
+  /** A well-formed {@code base_url} when given. */
   @Override
-  public Accepted check(FileScope scope, Map<String, Object> body) {
-    Payloads.allowOnly(body, KEYS);
-    SiteFiles.requireSite(scope, body);
+  protected String checkOptions(Map<String, Object> body) {
     baseUrl(body);
-    return Accepted.files(body, SiteFiles.preferredName(body, "-seo.zip"));
+    return "-seo.zip";
   }
 
   /** The payload's base URL, normalized, or null when absent. */
@@ -112,33 +81,22 @@ public class SeoService extends JobService implements PayloadCheck {
 
   @Override
   protected Map<String, Object> process(Job job) throws Exception {
-    FileScope scope = scopes.forJob(job);
-    Path site = SiteFiles.requireSite(scope, job.payload);
     SiteUrls urls = new SiteUrls(baseUrl(job.payload));
-    SiteFiles files = SiteFiles.scan(scope, site);
-
-    List<SiteFiles.Page> pages = files.pages();
-    List<PageFacts> facts = new ArrayList<>(pages.size());
+    SiteFiles files = scanSite(job);
+    List<PageFacts> facts = new ArrayList<>(files.pages().size());
     Set<String> unparsed = new HashSet<>(files.tooLarge());
-    long bytesIn = 0;
-    int done = 0;
-    for (SiteFiles.Page page : pages) {
-      if (Thread.currentThread().isInterrupted()) {
-        throw new InterruptedIOException("interrupted while auditing " + page.path());
-      }
-      byte[] bytes = files.read(page);
-      if (bytes == null) {
-        // It led out of the scope or vanished since the listing: not audited.
-        unparsed.add(page.path());
-      } else {
-        bytesIn += bytes.length;
-        Document doc = Jsoup.parse(new ByteArrayInputStream(bytes), null, "");
-        facts.add(SeoAudit.facts(page.path(), bytes.length, page.modified(), doc));
-      }
-      // The last tenth is the cross-page checks and the zip.
-      done++;
-      reportProgress(0.9 * done / pages.size(), (long) facts.size());
-    }
+    // The last tenth is the cross-page checks and the zip.
+    long bytesIn =
+        readPages(
+            files,
+            0.9,
+            (page, bytes, doc) -> {
+              if (doc == null) {
+                unparsed.add(page.path()); // not audited
+              } else {
+                facts.add(SeoAudit.facts(page.path(), bytes.length, page.modified(), doc));
+              }
+            });
 
     List<PageReport> reports = SeoAudit.audit(facts, files::lookup, unparsed, urls);
     Instant now = clock.now();
@@ -177,10 +135,11 @@ public class SeoService extends JobService implements PayloadCheck {
     try {
       try (OutputStream file = new BufferedOutputStream(Files.newOutputStream(partial), 1 << 16);
           ZipOutputStream zip = new ZipOutputStream(file)) {
-        entry(zip, "report.json", json.writerWithDefaultPrettyPrinter().writeValueAsBytes(report));
-        entry(zip, "report.csv", SeoReports.csv(reports));
+        zipEntry(
+            zip, "report.json", json.writerWithDefaultPrettyPrinter().writeValueAsBytes(report));
+        zipEntry(zip, "report.csv", SeoReports.csv(reports));
         for (Map.Entry<String, byte[]> e : sitemapFiles.entrySet()) {
-          entry(zip, e.getKey(), e.getValue());
+          zipEntry(zip, e.getKey(), e.getValue());
         }
       }
       Artifacts.publish(partial, target);
@@ -202,16 +161,5 @@ public class SeoService extends JobService implements PayloadCheck {
     result.put("bytes_in", bytesIn);
     result.put("bytes_out", Files.size(target));
     return result;
-  }
-
-  private static void entry(ZipOutputStream zip, String name, byte[] content) throws IOException {
-    zip.putNextEntry(new ZipEntry(name));
-    zip.write(content);
-    zip.closeEntry();
-  }
-
-  @Override
-  protected void cleanup(Job job) throws IOException {
-    artifacts.remove(KIND, job.uid);
   }
 }

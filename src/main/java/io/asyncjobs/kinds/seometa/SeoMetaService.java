@@ -1,20 +1,16 @@
 package io.asyncjobs.kinds.seometa;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.asyncjobs.api.PayloadCheck;
-import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.Artifacts;
-import io.asyncjobs.files.FileScope;
 import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.files.Payloads;
 import io.asyncjobs.kinds.seo.SiteFiles;
+import io.asyncjobs.kinds.seo.SiteKind;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.time.Clock;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.io.BufferedOutputStream;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,9 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
-import org.jsoup.Jsoup;
 import org.jsoup.nodes.Document;
 
 /**
@@ -35,8 +29,8 @@ import org.jsoup.nodes.Document;
  * {@code meta.json}; with {@code write_copies} a zip of {@code meta.json} and patched copies of the
  * pages instead. The pages themselves are only read, never written.
  */
-@ApplicationScoped
-public class SeoMetaService extends JobService implements PayloadCheck {
+@Singleton
+public class SeoMetaService extends SiteKind {
 
   /** This kind's name. */
   public static final String KIND = "seo_meta";
@@ -56,110 +50,58 @@ public class SeoMetaService extends JobService implements PayloadCheck {
   /** The folder of the zip holding the patched copies. */
   static final String COPIES_FOLDER = "pages/";
 
-  private final FileScopes scopes;
-  private final Artifacts artifacts;
-  private final ObjectMapper json;
-  private final Clock clock;
-
   SeoMetaService(FileScopes scopes, Artifacts artifacts, ObjectMapper json, Clock clock) {
-    this.scopes = scopes;
-    this.artifacts = artifacts;
-    this.json = json;
-    this.clock = clock;
-  }
-
-  @Override
-  public String kind() {
-    return KIND;
-  }
-
-  @Override
-  public String title() {
-    return "SEO meta tags";
+    super(KIND, "SEO meta tags", KEYS, scopes, artifacts, json, clock);
   }
 
   @Override
   public RouteDoc routeDoc() {
     return new RouteDoc(
         "Enqueue meta tag proposals",
-        "Proposes for every .html/.htm page under site (a folder relative to your own folder)"
-            + " a title (at most 60 characters), a meta description (at most 155), og:title"
-            + " and og:description. The result is meta.json; with write_copies a zip of"
-            + " meta.json and patched copies. The pages themselves are never changed.",
+        """
+        Proposes for every .html/.htm page under site (a folder relative to your own folder) \
+        a title (at most 60 characters), a meta description (at most 155), og:title and \
+        og:description. The result is meta.json; with write_copies a zip of meta.json and \
+        patched copies. The pages themselves are never changed.""",
         "with patched copies",
         "{\"site\": \"www\", \"write_copies\": true}",
         Map.of());
   }
 
-  /**
-   * Known keys only, a {@code site} folder inside the scope, and {@code write_copies} a boolean
-   * when given.
-   */
+  /** {@code write_copies} a boolean when given. */
   @Override
-  public Accepted check(FileScope scope, Map<String, Object> body) {
-    Payloads.allowOnly(body, KEYS);
-    SiteFiles.requireSite(scope, body);
-    boolean copies = Payloads.optionalBoolean(body, WRITE_COPIES, false);
-    return Accepted.files(body, SiteFiles.preferredName(body, copies ? "-meta.zip" : "-meta.json"));
+  protected String checkOptions(Map<String, Object> body) {
+    return Payloads.optionalBoolean(body, WRITE_COPIES, false) ? "-meta.zip" : "-meta.json";
   }
 
   @Override
   protected Map<String, Object> process(Job job) throws Exception {
-    FileScope scope = scopes.forJob(job);
-    Path site = SiteFiles.requireSite(scope, job.payload);
     boolean copies = Payloads.optionalBoolean(job.payload, WRITE_COPIES, false);
-    SiteFiles files = SiteFiles.scan(scope, site);
-    List<SiteFiles.Page> pages = files.pages();
+    SiteFiles files = scanSite(job);
 
     Path folder = artifacts.folder(KIND, job.uid);
     Path target = folder.resolve(copies ? META_ZIP : META_JSON);
     Path partial = Artifacts.partial(target);
-    List<Map<String, Object>> entries = new ArrayList<>(pages.size());
-    long bytesIn = 0;
-    int titlesChanged = 0;
-    int descriptionsChanged = 0;
-    int done = 0;
+    List<Map<String, Object>> entries = new ArrayList<>(files.pages().size());
+    Changes changes = new Changes();
+    long bytesIn;
     try {
       try (OutputStream file = new BufferedOutputStream(Files.newOutputStream(partial), 1 << 16);
           ZipOutputStream zip = copies ? new ZipOutputStream(file) : null) {
-        for (SiteFiles.Page page : pages) {
-          if (Thread.currentThread().isInterrupted()) {
-            throw new InterruptedIOException("interrupted while reading " + page.path());
-          }
-          byte[] bytes = files.read(page);
-          done++;
-          if (bytes == null) {
-            continue; // led out of the scope or vanished since the listing
-          }
-          bytesIn += bytes.length;
-          Document doc = Jsoup.parse(new ByteArrayInputStream(bytes), null, "");
-          MetaDeriver.Proposal proposal = MetaDeriver.derive(doc, page.path());
-          if (proposal.title() != null && !proposal.title().equals(proposal.currentTitle())) {
-            titlesChanged++;
-          }
-          if (proposal.description() != null
-              && !proposal.description().equals(proposal.currentDescription())) {
-            descriptionsChanged++;
-          }
-          String copy = null;
-          if (zip != null) {
-            MetaDeriver.patch(doc, proposal);
-            doc.outputSettings().prettyPrint(false);
-            copy = COPIES_FOLDER + page.path();
-            zip.putNextEntry(new ZipEntry(copy));
-            zip.write(doc.outerHtml().getBytes(doc.charset()));
-            zip.closeEntry();
-          }
-          entries.add(entry(page.path(), proposal, copy));
-          reportProgress(0.95 * done / pages.size(), (long) entries.size());
-        }
+        bytesIn =
+            readPages(
+                files,
+                0.95,
+                (page, bytes, doc) -> {
+                  if (doc != null) {
+                    entries.add(propose(page.path(), doc, zip, changes));
+                  }
+                });
         byte[] meta =
             json.writerWithDefaultPrettyPrinter()
                 .writeValueAsBytes(metaJson(job, files, entries, copies));
         if (zip != null) {
-          zip.putNextEntry(new ZipEntry(META_JSON));
-          zip.write(meta);
-          zip.closeEntry();
+          zipEntry(zip, META_JSON, meta);
         } else {
           file.write(meta);
         }
@@ -173,8 +115,8 @@ public class SeoMetaService extends JobService implements PayloadCheck {
     Map<String, Object> result = new LinkedHashMap<>();
     result.put(RESULT_FILE, artifacts.relative(target));
     result.put("pages", entries.size());
-    result.put("titles_changed", titlesChanged);
-    result.put("descriptions_changed", descriptionsChanged);
+    result.put("titles_changed", changes.titles);
+    result.put("descriptions_changed", changes.descriptions);
     result.put("copies", copies);
     result.put("links_skipped", files.linksSkipped());
     result.put("pages_too_large", files.tooLarge().size());
@@ -182,6 +124,37 @@ public class SeoMetaService extends JobService implements PayloadCheck {
     result.put("bytes_in", bytesIn);
     result.put("bytes_out", Files.size(target));
     return result;
+  }
+
+  /** How many proposals differ from what the pages have. */
+  private static final class Changes {
+    int titles;
+    int descriptions;
+  }
+
+  /**
+   * Derives one page's proposal, counts what it changes and, with a zip, writes the patched copy.
+   *
+   * @return the page's entry in {@code meta.json}
+   */
+  private static Map<String, Object> propose(
+      String path, Document doc, ZipOutputStream zip, Changes changes) throws IOException {
+    MetaDeriver.Proposal proposal = MetaDeriver.derive(doc, path);
+    if (proposal.title() != null && !proposal.title().equals(proposal.currentTitle())) {
+      changes.titles++;
+    }
+    if (proposal.description() != null
+        && !proposal.description().equals(proposal.currentDescription())) {
+      changes.descriptions++;
+    }
+    String copy = null;
+    if (zip != null) {
+      MetaDeriver.patch(doc, proposal);
+      doc.outputSettings().prettyPrint(false);
+      copy = COPIES_FOLDER + path;
+      zipEntry(zip, copy, doc.outerHtml().getBytes(doc.charset()));
+    }
+    return entry(path, proposal, copy);
   }
 
   private Map<String, Object> metaJson(
@@ -218,10 +191,5 @@ public class SeoMetaService extends JobService implements PayloadCheck {
     out.put("description_source", proposal.descriptionSource());
     out.put("copy", copy);
     return out;
-  }
-
-  @Override
-  protected void cleanup(Job job) throws IOException {
-    artifacts.remove(KIND, job.uid);
   }
 }

@@ -1,6 +1,7 @@
 package io.asyncjobs.kinds.zip;
 
 import io.asyncjobs.api.PayloadCheck;
+import io.asyncjobs.engine.Checkpoint;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.files.Artifacts;
 import io.asyncjobs.files.FileScope;
@@ -69,12 +70,8 @@ public class ZipService extends JobService implements PayloadCheck {
   private final FileScopes scopes;
   private final Artifacts artifacts;
 
-  /** Something that runs while an attempt is half done; a test's seam. */
-  interface HalfWritten {
-    void reached() throws InterruptedException;
-  }
-
-  private volatile HalfWritten halfWritten = () -> {};
+  /** Where a test runs something half-way through an attempt. */
+  private volatile Checkpoint halfWritten = Checkpoint.NONE;
 
   ZipService(FileScopes scopes, Artifacts artifacts) {
     this.scopes = scopes;
@@ -85,8 +82,8 @@ public class ZipService extends JobService implements PayloadCheck {
    * Sets what runs once an attempt has written its stored entries and its workers have deflated the
    * others, right before it assembles the archive: a test's way to run another attempt meanwhile.
    */
-  void whenHalfWritten(HalfWritten hook) {
-    this.halfWritten = hook == null ? () -> {} : hook;
+  void whenHalfWritten(Checkpoint hook) {
+    this.halfWritten = Checkpoint.orNone(hook);
   }
 
   @Override
@@ -103,8 +100,9 @@ public class ZipService extends JobService implements PayloadCheck {
   public RouteDoc routeDoc() {
     return new RouteDoc(
         "Enqueue a zip archive",
-        "One zip of the named files and folders (recursive, empty folders kept), relative to"
-            + " the caller's folder files/<owner kind>/<sub>/. Already-compressed types are stored.",
+        """
+        One zip of the named files and folders (recursive, empty folders kept), relative to \
+        the caller's folder files/<owner kind>/<sub>/. Already-compressed types are stored.""",
         "two folders",
         "{\"paths\": [\"photos/2026\", \"notes.md\"], \"name\": \"backup.zip\"}",
         Map.of());
