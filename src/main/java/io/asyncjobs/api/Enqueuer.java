@@ -20,10 +20,13 @@ import jakarta.ws.rs.core.Response;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
@@ -41,6 +44,16 @@ public class Enqueuer {
   private static final Pattern KEY = Pattern.compile("[\\x21-\\x7e]{1,200}");
   private static final int MAX_PREFERRED_NAME = 255;
 
+  /** A batch's one field: its jobs. */
+  private static final String BATCH_JOBS = "jobs";
+
+  private static final String BATCH_PAYLOAD = "payload";
+  private static final String BATCH_IDEMPOTENCY_KEY = "idempotency_key";
+  private static final Set<String> BATCH_ITEM_KEYS = Set.of(BATCH_PAYLOAD, BATCH_IDEMPOTENCY_KEY);
+
+  /** How many refused jobs of a batch a 400 names; it counts the rest. */
+  private static final int MAX_REFUSALS_SHOWN = 20;
+
   @Inject JobQueue queue;
   @Inject ServiceManager services;
   @Inject ObjectMapper json;
@@ -52,9 +65,12 @@ public class Enqueuer {
    * the caller, answering 202. A disabled kind is a 404, a missing body or one the check refuses a
    * 400, and nothing is enqueued then. For a kind that reads files, the caller's scope (its own
    * folder, or all of {@code files/} for an admin) is what the check validates against, and it is
-   * recorded in the payload for {@code process}.
+   * recorded in the payload for {@code process}. With an Idempotency-Key the caller used before,
+   * answers with that first job instead (header {@code Idempotent-Replayed: true}); the same key
+   * with a different kind or payload is a 422.
    *
-   * @param idempotencyKey the {@code Idempotency-Key} header's value, or null
+   * @param idempotencyKey the {@code Idempotency-Key} header's value, or null (absent, or sent
+   *     empty: the request tells which, and an empty one is a 400)
    */
   public Response accept(
       Caller caller, PayloadCheck kind, Map<String, Object> body, String idempotencyKey) {
@@ -63,7 +79,168 @@ public class Enqueuer {
       throw ProblemException.badRequest(
           "the body must be a JSON object, for example " + kind.routeDoc().example());
     }
-    FileScope scope = caller.isAdmin() ? scopes.forAdmin() : scopes.forOwner(caller.owner());
+    JobQueue.NewJob job = checked(kind, scopeOf(caller), body);
+    Owner owner = caller.owner();
+    // Quarkus REST passes an empty header value as no value at all: the request itself tells a
+    // key that was left out from one that was sent empty (or blank, which HTTP trims to empty).
+    List<String> sent = request.headers().getAll(IDEMPOTENCY_KEY);
+    if (sent.size() > 1) {
+      throw ProblemException.badRequest("send one Idempotency-Key, not " + sent.size());
+    }
+    if (sent.isEmpty()) {
+      UUID uid =
+          queue.enqueue(kind.kind(), job.payload(), owner.kind(), owner.id(), job.preferredName());
+      return answer(uid, kind.kind(), "pending", false);
+    }
+    if (idempotencyKey == null || !KEY.matcher(idempotencyKey).matches()) {
+      throw ProblemException.badRequest(
+          "Idempotency-Key must be 1 to 200 visible ASCII characters; leave the header out to"
+              + " enqueue without one");
+    }
+    JobQueue.Enqueued enqueued =
+        queue.enqueueIdempotent(
+            kind.kind(),
+            job.payload(),
+            owner.kind(),
+            owner.id(),
+            job.preferredName(),
+            idempotencyKey);
+    if (enqueued.created()) {
+      return answer(enqueued.uid(), kind.kind(), "pending", false);
+    }
+    Job first = queue.getJob(enqueued.uid()).orElseThrow(() -> Requests.noSuchJob(enqueued.uid()));
+    if (!first.kind.equals(kind.kind()) || !samePayload(first.payload, job.payload())) {
+      throw keyReused("this Idempotency-Key", first.uid);
+    }
+    return answer(first.uid, kind.kind(), first.status.dbValue(), true);
+  }
+
+  /**
+   * Checks a batch, {@code {"jobs": [{"payload": {...}, "idempotency_key": "..."}, ...]}} with 1 to
+   * {@value JobQueue#MAX_REQUEST_BATCH} jobs, and enqueues all of it in one transaction, answering
+   * 202 with one result per job, in order. Each payload goes through the kind's check as on the
+   * single route; a job refused there makes the whole batch a 400 that names each refused job by
+   * its index, and nothing is enqueued. A key the caller used before for the same request names
+   * that first job ({@code replayed: true}); used for another request, it makes the batch a 422,
+   * and nothing is enqueued.
+   */
+  public Response acceptBatch(Caller caller, PayloadCheck kind, Map<String, Object> body) {
+    requireEnabled(kind.kind());
+    Object items = body == null ? null : body.get(BATCH_JOBS);
+    if (!(items instanceof List<?> list)
+        || list.isEmpty()
+        || list.size() > JobQueue.MAX_REQUEST_BATCH
+        || body.size() != 1) {
+      throw ProblemException.badRequest(
+          "the body must be {\"jobs\": [...]} with 1 to "
+              + JobQueue.MAX_REQUEST_BATCH
+              + " jobs, each {\"payload\": ..., \"idempotency_key\": ...} (the key optional),"
+              + " for example {\"jobs\": [{\"payload\": "
+              + kind.routeDoc().example()
+              + "}]}");
+    }
+    FileScope scope = scopeOf(caller);
+    List<JobQueue.BatchJob> jobs = new ArrayList<>(list.size());
+    List<String> refused = new ArrayList<>();
+    Map<String, Integer> keys = new HashMap<>();
+    for (int i = 0; i < list.size(); i++) {
+      try {
+        jobs.add(batchJob(kind, scope, list.get(i), i, keys));
+      } catch (ProblemException e) {
+        refused.add("jobs[" + i + "]: " + e.problem().detail());
+      }
+    }
+    if (!refused.isEmpty()) {
+      int shown = Math.min(refused.size(), MAX_REFUSALS_SHOWN);
+      String more =
+          refused.size() > shown ? "; and " + (refused.size() - shown) + " more refused" : "";
+      throw ProblemException.badRequest(
+          "nothing was enqueued; " + String.join("; ", refused.subList(0, shown)) + more);
+    }
+    Owner owner = caller.owner();
+    List<JobQueue.BatchOutcome> outcomes;
+    try {
+      outcomes = queue.enqueueBatch(kind.kind(), jobs, owner.kind(), owner.id());
+    } catch (JobQueue.KeyReusedException e) {
+      throw keyReused("the idempotency_key of jobs[" + e.index() + "]", e.firstUid());
+    }
+    List<BatchItemView> views = new ArrayList<>(outcomes.size());
+    for (JobQueue.BatchOutcome outcome : outcomes) {
+      String statusUrl = JobView.statusUrl(outcome.uid());
+      views.add(
+          new BatchItemView(
+              outcome.uid(),
+              kind.kind(),
+              outcome.status().dbValue(),
+              statusUrl,
+              statusUrl + "/events",
+              !outcome.created()));
+    }
+    return Response.accepted(new BatchView(views)).build();
+  }
+
+  /**
+   * The answer to a batch: one result per job, in the order sent.
+   *
+   * @param jobs each job's links, and whether it was there before ({@code replayed})
+   */
+  public record BatchView(List<BatchItemView> jobs) {}
+
+  /**
+   * One job of a batch's answer.
+   *
+   * @param uid the job's id: the new one, or the first job of a key used before
+   * @param kind the job's kind
+   * @param status its status now
+   * @param statusUrl the status view
+   * @param eventsUrl the stream of status and progress events
+   * @param replayed whether the job was enqueued before, under the same idempotency key
+   */
+  public record BatchItemView(
+      UUID uid, String kind, String status, String statusUrl, String eventsUrl, boolean replayed) {}
+
+  /** One job of a batch, checked; {@code keys} holds the keys seen so far and where. */
+  private JobQueue.BatchJob batchJob(
+      PayloadCheck kind, FileScope scope, Object item, int index, Map<String, Integer> keys) {
+    if (!(item instanceof Map<?, ?> map)
+        || !(map.get(BATCH_PAYLOAD) instanceof Map<?, ?>)
+        || !BATCH_ITEM_KEYS.containsAll(map.keySet())) {
+      throw ProblemException.badRequest(
+          "a job is {\"payload\": {...}, \"idempotency_key\": \"...\"}, the key optional");
+    }
+    String key = null;
+    Object sentKey = map.get(BATCH_IDEMPOTENCY_KEY);
+    if (sentKey != null) {
+      if (!(sentKey instanceof String text) || !KEY.matcher(text).matches()) {
+        throw ProblemException.badRequest(
+            "idempotency_key must be 1 to 200 visible ASCII characters, or left out");
+      }
+      Integer before = keys.putIfAbsent(text, index);
+      if (before != null) {
+        throw ProblemException.badRequest("the same idempotency_key as jobs[" + before + "]");
+      }
+      key = text;
+    }
+    @SuppressWarnings("unchecked")
+    Map<String, Object> payload = (Map<String, Object>) map.get(BATCH_PAYLOAD);
+    JobQueue.NewJob job = checked(kind, scope, payload);
+    return new JobQueue.BatchJob(job.payload(), job.preferredName(), key);
+  }
+
+  /** What the caller may name: all of {@code files/} for an admin, else its own folder. */
+  private FileScope scopeOf(Caller caller) {
+    return caller.isAdmin() ? scopes.forAdmin() : scopes.forOwner(caller.owner());
+  }
+
+  /**
+   * The kind's check of one payload, then what every kind refuses: text PostgreSQL cannot store,
+   * and a download name that is empty, too long or holds U+0000.
+   *
+   * @return the payload to store (with the caller's scope when the kind reads files) and the
+   *     download's name
+   * @throws ProblemException 400 naming the problem
+   */
+  private JobQueue.NewJob checked(PayloadCheck kind, FileScope scope, Map<String, Object> body) {
     PayloadCheck.Accepted accepted;
     try {
       accepted = kind.check(scope, body);
@@ -77,28 +254,8 @@ public class Enqueuer {
       stored = new LinkedHashMap<>(stored);
       stored.put(FileScope.PAYLOAD_KEY, scope.relative());
     }
-    return enqueue(caller, kind.kind(), stored, accepted.preferredName(), idempotencyKey);
-  }
-
-  /**
-   * Enqueues a job of {@code kind} for the caller, once the kind is known to be enabled, and
-   * answers 202. With an Idempotency-Key the caller used before, answers with that first job
-   * instead (header {@code Idempotent-Replayed: true}); the same key with a different kind or
-   * payload is a 422.
-   *
-   * @param payload the validated payload, stored as the job's input
-   * @param preferredName the download's file name, or null
-   * @param idempotencyKey the header's value, or null (absent, or sent empty: the request tells
-   *     which, and an empty one is a 400)
-   */
-  private Response enqueue(
-      Caller caller,
-      String kind,
-      Map<String, Object> payload,
-      String preferredName,
-      String idempotencyKey) {
-    Owner owner = caller.owner();
-    requireStorableText(payload, "the payload");
+    requireStorableText(stored, "the payload");
+    String preferredName = accepted.preferredName();
     if (preferredName != null && preferredName.indexOf('\u0000') >= 0) {
       throw ProblemException.badRequest("name must not contain the character U+0000");
     }
@@ -106,37 +263,18 @@ public class Enqueuer {
         && (preferredName.isBlank() || preferredName.length() > MAX_PREFERRED_NAME)) {
       throw ProblemException.badRequest("name must be 1 to 255 characters");
     }
-    // Quarkus REST passes an empty header value as no value at all: the request itself tells a
-    // key that was left out from one that was sent empty (or blank, which HTTP trims to empty).
-    List<String> sent = request.headers().getAll(IDEMPOTENCY_KEY);
-    if (sent.size() > 1) {
-      throw ProblemException.badRequest("send one Idempotency-Key, not " + sent.size());
-    }
-    if (sent.isEmpty()) {
-      UUID uid = queue.enqueue(kind, payload, owner.kind(), owner.id(), preferredName);
-      return answer(uid, kind, "pending", false);
-    }
-    if (idempotencyKey == null || !KEY.matcher(idempotencyKey).matches()) {
-      throw ProblemException.badRequest(
-          "Idempotency-Key must be 1 to 200 visible ASCII characters; leave the header out to"
-              + " enqueue without one");
-    }
-    JobQueue.Enqueued enqueued =
-        queue.enqueueIdempotent(
-            kind, payload, owner.kind(), owner.id(), preferredName, idempotencyKey);
-    if (enqueued.created()) {
-      return answer(enqueued.uid(), kind, "pending", false);
-    }
-    Job first = queue.getJob(enqueued.uid()).orElseThrow(() -> Requests.noSuchJob(enqueued.uid()));
-    if (!first.kind.equals(kind) || !samePayload(first.payload, payload)) {
-      throw ProblemException.unprocessable(
-          "idempotency-key-reused",
-          "Idempotency key reused",
-          "this Idempotency-Key was used for job "
-              + first.uid
-              + " with a different request; use a new key for a new job");
-    }
-    return answer(first.uid, kind, first.status.dbValue(), true);
+    return new JobQueue.NewJob(stored, preferredName);
+  }
+
+  /** The 422 of an idempotency key used before for a different request. */
+  private static ProblemException keyReused(String which, UUID first) {
+    return ProblemException.unprocessable(
+        "idempotency-key-reused",
+        "Idempotency key reused",
+        which
+            + " was used for job "
+            + first
+            + " with a different request; use a new key for a new job");
   }
 
   /**

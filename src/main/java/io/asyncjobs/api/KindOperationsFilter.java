@@ -51,31 +51,75 @@ public class KindOperationsFilter implements OASFilter {
       openAPI
           .getPaths()
           .addPathItem(
-              "/api/" + kind.kind(), OASFactory.createPathItem().POST(operation(kind.routeDoc())));
+              "/api/" + kind.kind(), OASFactory.createPathItem().POST(operation(kind.routeDoc())))
+          .addPathItem(
+              "/api/" + kind.kind() + "/batch",
+              OASFactory.createPathItem().POST(batchOperation(kind.routeDoc())));
     }
   }
 
+  /** {@code POST /api/<kind>}: one job. */
   static Operation operation(PayloadCheck.RouteDoc doc) {
+    Operation operation =
+        enqueue(doc.summary(), doc.description(), doc.exampleName(), doc.example())
+            .addParameter(
+                OASFactory.createParameter()
+                    .name(Enqueuer.IDEMPOTENCY_KEY)
+                    .in(Parameter.In.HEADER)
+                    .description("the same key from the same caller returns the first job")
+                    .schema(OASFactory.createSchema().addType(Schema.SchemaType.STRING)));
+    doc.extraAnswers()
+        .forEach(
+            (code, description) ->
+                operation
+                    .getResponses()
+                    .addAPIResponse(code, OASFactory.createAPIResponse().description(description)));
+    return operation;
+  }
+
+  /**
+   * {@code POST /api/<kind>/batch}: the shared answers, but a 202 that lists one result per job,
+   * and no Idempotency-Key header (each job carries its own key).
+   */
+  static Operation batchOperation(PayloadCheck.RouteDoc doc) {
+    Object payload = Examples.parsed(doc.example());
+    Operation operation =
+        enqueue(
+            doc.summary() + ", many at once",
+            """
+            Up to 1,000 jobs in one transaction: {"jobs": [{"payload": ..., "idempotency_key": \
+            ...}]}, each payload checked as on the single route, the key optional. A refused \
+            payload makes the whole batch a 400 naming each refused job by its index; a key used \
+            before for another request makes it a 422. Either way nothing is enqueued.""",
+            "two jobs",
+            Map.of(
+                "jobs",
+                List.of(
+                    Map.of("payload", payload, "idempotency_key", "job-1"),
+                    Map.of("payload", payload))));
+    operation
+        .getResponses()
+        .addAPIResponse(
+            "202",
+            OASFactory.createAPIResponse()
+                .description(
+                    "All enqueued: one result per job, in the order sent; replayed is true for a"
+                        + " job its idempotency_key had enqueued before"));
+    return operation;
+  }
+
+  /** An enqueue route with the answers every kind shares and one example request. */
+  private static Operation enqueue(
+      String summary, String description, String exampleName, Object example) {
     APIResponses responses = OASFactory.createAPIResponses();
     SHARED.forEach(
         (code, shared) ->
             responses.addAPIResponse(code, OASFactory.createAPIResponse().ref(shared)));
-    doc.extraAnswers()
-        .forEach(
-            (code, description) ->
-                responses.addAPIResponse(
-                    code, OASFactory.createAPIResponse().description(description)));
     return OASFactory.createOperation()
-        .summary(doc.summary())
-        .description(doc.description())
+        .summary(summary)
+        .description(description)
         .tags(List.of(TAG))
         .addSecurityRequirement(OASFactory.createSecurityRequirement().addScheme("bearer"))
-        .addParameter(
-            OASFactory.createParameter()
-                .name(Enqueuer.IDEMPOTENCY_KEY)
-                .in(Parameter.In.HEADER)
-                .description("the same key from the same caller returns the first job")
-                .schema(OASFactory.createSchema().addType(Schema.SchemaType.STRING)))
         .requestBody(
             OASFactory.createRequestBody()
                 .required(true)
@@ -86,9 +130,12 @@ public class KindOperationsFilter implements OASFilter {
                             OASFactory.createMediaType()
                                 .schema(OASFactory.createSchema().addType(Schema.SchemaType.OBJECT))
                                 .addExample(
-                                    doc.exampleName(),
+                                    exampleName,
                                     OASFactory.createExample()
-                                        .value(Examples.parsed(doc.example()))))))
+                                        .value(
+                                            example instanceof String text
+                                                ? Examples.parsed(text)
+                                                : example)))))
         .responses(responses);
   }
 }

@@ -55,11 +55,17 @@ public class KindsResource {
       @PathParam("kind") String kind,
       @HeaderParam(Enqueuer.IDEMPOTENCY_KEY) String idempotencyKey,
       Map<String, Object> body) {
-    PayloadCheck check = kinds.get(kind);
-    if (check == null) {
-      throw Enqueuer.unknownKind(kind);
-    }
-    return enqueuer.accept(caller, check, body, idempotencyKey);
+    return enqueuer.accept(caller, check(kind), body, idempotencyKey);
+  }
+
+  /** {@code POST /api/<kind>/batch}: many jobs of the kind in one transaction. */
+  @POST
+  @Path("batch")
+  @Authenticated
+  @Consumes(MediaType.APPLICATION_JSON)
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response enqueueBatch(@PathParam("kind") String kind, Map<String, Object> body) {
+    return enqueuer.acceptBatch(caller, check(kind), body);
   }
 
   @GET
@@ -80,6 +86,15 @@ public class KindsResource {
   @PATCH
   public Response patch(@PathParam("kind") String kind) {
     throw notTaken(kind);
+  }
+
+  /** The kind's check, or the 404 of a kind that does not exist. */
+  private PayloadCheck check(String kind) {
+    PayloadCheck check = kinds.get(kind);
+    if (check == null) {
+      throw Enqueuer.unknownKind(kind);
+    }
+    return check;
   }
 
   /** What a method other than POST gets: 405 on a kind's route, else no route at all (404). */

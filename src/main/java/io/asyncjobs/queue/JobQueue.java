@@ -13,10 +13,12 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
@@ -110,6 +112,49 @@ public class JobQueue {
           + "  ORDER BY n.ord"
           + " RETURNING kind)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
+
+  /**
+   * JobInsertBatch: adds pending jobs in array order, each with its idempotency key or none, and
+   * skips those whose key the owner already used; returns the uids inserted. Notifies as
+   * JobInsertOne does when something was inserted into an empty queue (the {@code notified} CTE
+   * runs because the final SELECT reads it).
+   */
+  private static final String JOB_INSERT_BATCH =
+      """
+      WITH inserted AS (
+        INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,
+                          created_at, updated_at, expires_at, idempotency_key)
+        SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?,\s"""
+          + SettingsStore.EFFECTIVE_RETENTION_END
+          + """
+      , n.idempotency_key
+          FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[]) WITH ORDINALITY
+               AS n(uid, payload, preferred_name, idempotency_key, ord)
+         ORDER BY n.ord
+        ON CONFLICT (owner_kind, owner_id, idempotency_key)
+           WHERE idempotency_key IS NOT NULL DO NOTHING
+        RETURNING uid, kind),
+      notified AS (
+        SELECT pg_notify('"""
+          + ENQUEUED_CHANNEL
+          + """
+      ', i.kind) FROM (SELECT DISTINCT kind FROM inserted) i
+         WHERE NOT EXISTS (SELECT 1 FROM jobs p WHERE p.kind = i.kind AND p.status = 'pending'))
+      SELECT uid, (SELECT count(*) FROM notified) FROM inserted
+      """;
+
+  /**
+   * JobGetBatchReplays: for each idempotency key of a batch that was already used, the job that
+   * holds it, its status, and whether it is the same request (same kind, and a payload equal as
+   * JSON: jsonb compares numbers by value and ignores key order).
+   */
+  private static final String JOB_GET_BATCH_REPLAYS =
+      """
+      SELECT n.ord, j.uid, j.status, (j.kind = ? AND j.payload = n.payload::jsonb)
+        FROM unnest(?::text[], ?::text[]) WITH ORDINALITY AS n(idempotency_key, payload, ord)
+        JOIN jobs j
+          ON j.owner_kind = ? AND j.owner_id = ? AND j.idempotency_key = n.idempotency_key
+      """;
 
   /**
    * JobCancelOne: a pending job fails at once ("cancelled on request"); a running one is flagged
@@ -378,6 +423,203 @@ public class JobQueue {
    * @param preferredName file name for the artifact's download, or null
    */
   public record NewJob(Map<String, Object> payload, String preferredName) {}
+
+  /** The most jobs {@link #enqueueBatch} takes at once. */
+  public static final int MAX_REQUEST_BATCH = 1000;
+
+  /**
+   * A job of a batch.
+   *
+   * @param payload kind-specific input
+   * @param preferredName file name for the artifact's download, or null
+   * @param idempotencyKey 1 to 200 characters chosen by the caller, or null
+   */
+  public record BatchJob(
+      Map<String, Object> payload, String preferredName, String idempotencyKey) {}
+
+  /**
+   * What became of one job of a batch.
+   *
+   * @param uid the job: the new one, or for a key used before the first job with that key
+   * @param created whether it was created by this call
+   * @param status its status ({@code pending} when created)
+   */
+  public record BatchOutcome(UUID uid, boolean created, JobStatus status) {}
+
+  /**
+   * A batch refused because one of its keys was used before for a different request; nothing of it
+   * was added.
+   *
+   * @param index the job's place in the batch
+   * @param firstUid the job that holds the key
+   */
+  public static final class KeyReusedException extends RuntimeException {
+    private final int index;
+    private final UUID firstUid;
+
+    KeyReusedException(int index, UUID firstUid) {
+      super("idempotency key of job " + index + " is held by job " + firstUid);
+      this.index = index;
+      this.firstUid = firstUid;
+    }
+
+    /** The job's place in the batch. */
+    public int index() {
+      return index;
+    }
+
+    /** The job that holds the key. */
+    public UUID firstUid() {
+      return firstUid;
+    }
+  }
+
+  /**
+   * Adds up to {@link #MAX_REQUEST_BATCH} pending jobs of one kind and owner in one transaction, in
+   * list order. A job whose idempotency key the owner used before for the same request is not added
+   * again: its outcome names the first job. The keys within a batch must differ.
+   *
+   * @return one outcome per job, in list order
+   * @throws KeyReusedException when a key was used before for a different request; nothing is added
+   *     then
+   * @throws IllegalArgumentException when an argument is malformed; nothing is added then
+   */
+  public List<BatchOutcome> enqueueBatch(
+      String kind, List<BatchJob> jobs, String ownerKind, String ownerId) {
+    requireOwnerAndKind(kind, ownerKind, ownerId);
+    if (jobs.isEmpty() || jobs.size() > MAX_REQUEST_BATCH) {
+      throw new IllegalArgumentException("a batch holds 1 to " + MAX_REQUEST_BATCH + " jobs");
+    }
+    int n = jobs.size();
+    UUID[] uids = new UUID[n];
+    String[] payloads = new String[n];
+    String[] names = new String[n];
+    String[] keys = new String[n];
+    Set<String> seen = new HashSet<>();
+    for (int i = 0; i < n; i++) {
+      BatchJob job = jobs.get(i);
+      requireJob(job.payload(), job.preferredName());
+      String key = job.idempotencyKey();
+      if (key != null) {
+        if (ownerKind == null) {
+          throw new IllegalArgumentException("an idempotency key needs an owner");
+        }
+        if (key.isBlank() || key.length() > 200) {
+          throw new IllegalArgumentException("idempotency key must be 1 to 200 characters");
+        }
+        if (!seen.add(key)) {
+          throw new IllegalArgumentException("two jobs of the batch have the same idempotency key");
+        }
+      }
+      uids[i] = JobIds.next();
+      payloads[i] = JsonCodec.encode(job.payload());
+      names[i] = job.preferredName();
+      keys[i] = key;
+    }
+    // Two tries: a first job may be swept between the insert and the lookup, freeing its key.
+    for (int attempt = 0; attempt < 2; attempt++) {
+      List<BatchOutcome> outcomes =
+          tryEnqueueBatch(kind, uids, payloads, names, keys, ownerKind, ownerId);
+      if (outcomes != null) {
+        int created = (int) outcomes.stream().filter(BatchOutcome::created).count();
+        if (created > 0) {
+          metrics.enqueued(kind, created);
+          enqueued.fire(new JobsEnqueued(kind));
+        }
+        return outcomes;
+      }
+      for (int i = 0; i < n; i++) {
+        uids[i] = JobIds.next();
+      }
+    }
+    throw new IllegalStateException("idempotency keys of a batch keep changing hands");
+  }
+
+  /** One transaction of {@link #enqueueBatch}; null when a key changed hands meanwhile. */
+  private List<BatchOutcome> tryEnqueueBatch(
+      String kind,
+      UUID[] uids,
+      String[] payloads,
+      String[] names,
+      String[] keys,
+      String ownerKind,
+      String ownerId) {
+    int n = uids.length;
+    Instant now = clock.now();
+    OffsetDateTime created = JobRows.timestamp(now);
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        Set<UUID> inserted = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_BATCH)) {
+          ps.setString(1, kind);
+          ps.setString(2, ownerKind);
+          ps.setString(3, ownerId);
+          ps.setObject(4, created);
+          ps.setObject(5, created);
+          bindRetentionEnd(ps, 6, kind, now);
+          ps.setArray(9, c.createArrayOf("uuid", uids));
+          ps.setArray(10, c.createArrayOf("text", payloads));
+          ps.setArray(11, c.createArrayOf("text", names));
+          ps.setArray(12, c.createArrayOf("text", keys));
+          try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              inserted.add(rs.getObject(1, UUID.class));
+            }
+          }
+        }
+        BatchOutcome[] outcomes = new BatchOutcome[n];
+        List<String> replayKeys = new ArrayList<>();
+        List<String> replayPayloads = new ArrayList<>();
+        List<Integer> replayIndex = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+          if (inserted.contains(uids[i])) {
+            outcomes[i] = new BatchOutcome(uids[i], true, JobStatus.PENDING);
+          } else {
+            replayKeys.add(keys[i]);
+            replayPayloads.add(payloads[i]);
+            replayIndex.add(i);
+          }
+        }
+        if (!replayKeys.isEmpty()) {
+          try (PreparedStatement ps = c.prepareStatement(JOB_GET_BATCH_REPLAYS)) {
+            ps.setString(1, kind);
+            ps.setArray(2, c.createArrayOf("text", replayKeys.toArray()));
+            ps.setArray(3, c.createArrayOf("text", replayPayloads.toArray()));
+            ps.setString(4, ownerKind);
+            ps.setString(5, ownerId);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                int i = replayIndex.get(rs.getInt(1) - 1);
+                UUID first = rs.getObject(2, UUID.class);
+                if (!rs.getBoolean(4)) {
+                  throw new KeyReusedException(i, first);
+                }
+                outcomes[i] =
+                    new BatchOutcome(
+                        first, false, JobStatus.fromDbValue(rs.getString(3)).orElseThrow());
+              }
+            }
+          }
+          for (BatchOutcome outcome : outcomes) {
+            if (outcome == null) {
+              c.rollback();
+              return null;
+            }
+          }
+        }
+        c.commit();
+        return List.of(outcomes);
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not enqueue a batch of kind " + kind, e);
+    }
+  }
 
   /**
    * Cancels a job: a pending one fails at once and never runs; a running one is asked to stop, and

@@ -58,6 +58,18 @@ class OpenApiTest {
           .containsEntry("$ref", "#/components/responses/enqueued");
     }
     assertThat(doc.getMap("paths.'/api/fork'.post.responses")).containsKey("409");
+    for (String kind : List.of("noop", "zip", "fork", "seo", "seo_meta", "deepsearch")) {
+      String batch = "paths.'/api/" + kind + "/batch'.post";
+      assertThat(doc.getMap(batch + ".responses"))
+          .as(kind)
+          .containsKeys("202", "400", "401", "404", "413", "415", "422");
+      assertThat(doc.getString(batch + ".responses.'202'.description"))
+          .contains("one result per job");
+      assertThat(
+              doc.getList(
+                  batch + ".requestBody.content.'application/json'.examples.'two jobs'.value.jobs"))
+          .hasSize(2);
+    }
     assertThat(
             doc.getString("components.responses.enqueued.content.'application/json'.schema.$ref"))
         .isEqualTo("#/components/schemas/EnqueuedView");
