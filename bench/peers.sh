@@ -45,7 +45,7 @@ peers_await() {
 # Node 22 from the npm package `node`, pinned in bench/peers/node, cached under $out/node; puts it
 # first on the PATH (npm then runs under it too).
 peers_node() {
-  local home="$out/node" want
+  local home="$PWD/$out/node" want
   want=$(python3 -c 'import json; print(json.load(open("bench/peers/node/package.json"))["dependencies"]["node"])')
   local bin="$home/node_modules/node/bin/node"
   if [ ! -x "$bin" ] || [ "$("$bin" --version)" != "v$want" ]; then
@@ -114,7 +114,7 @@ suite_peers() {
   load_before=$(cut -d' ' -f1-3 /proc/loadavg)
   declare -gA peers_pid=()
   peers_control="$work/peers"
-  peers_raw="$out/peers-raw.jsonl"
+  peers_raw="$PWD/$out/peers-raw.jsonl" # absolute: the Node drivers run in their own folders
   mkdir -p "$peers_control"
   rm -f "$peers_raw" "$out/peers.jsonl" "$out/peers-install.log"
   # Read by every driver: where the control files are and where the figures go.
