@@ -34,6 +34,17 @@ export function settings() {
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// The promise's value, or `late` once `ms` have passed; the timer does not outlive the race, so
+// that a driver told to quit exits at once.
+async function within(promise, ms, late) {
+  let timer;
+  const bound = new Promise((resolve) => (timer = setTimeout(() => resolve(late), ms)));
+  try {
+    return await Promise.race([promise, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 const seconds = (t0) => (performance.now() - t0) / 1000;
 
 async function enqueueOneAtATime(peer, jobs, boundSeconds) {
@@ -72,8 +83,7 @@ async function drain(peer, jobs, batch, boundSeconds) {
   let complete = true;
   let elapsed;
   try {
-    const bound = sleep(boundSeconds * 1000).then(() => "late");
-    if ((await Promise.race([everyJob, bound])) === "late") complete = false;
+    if ((await within(everyJob, boundSeconds * 1000, "late")) === "late") complete = false;
     while (complete && (await peer.unfinished())) {
       if (seconds(t0) > boundSeconds) complete = false;
       else await sleep(1);
@@ -104,8 +114,7 @@ async function pickups(peer, count, boundSeconds, spreadMs) {
       waiting.set(k, { resolve });
       await peer.enqueue(k);
       const returned = performance.now();
-      const timeout = sleep(10000).then(() => null);
-      const at = await Promise.race([started, timeout]);
+      const at = await within(started, 10000, null);
       if (at === null) throw new Error(`pickup ${k} did not start within 10 s`);
       latencies.push(at - returned);
       waiting.delete(k);
