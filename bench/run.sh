@@ -159,12 +159,34 @@ start_app() {
   done
 }
 
-suite_engine() {
-  # Reference: one client, one INSERT of a ~200-byte row into a uuid-keyed table per transaction.
+# The reference: pgbench, one client, one INSERT of a ~200-byte row into a uuid-keyed table per
+# transaction, for 10 s. Prints its tps.
+reference_insert_tps() {
   psql_ -c "CREATE TABLE bench_ref (id uuid PRIMARY KEY, body text NOT NULL)"
   echo "INSERT INTO bench_ref VALUES (gen_random_uuid(), repeat('x', 200));" >"$work/insert.sql"
-  ref_tps=$(pgbench_tps -n -c 1 -T 10 -f "$work/insert.sql")
+  pgbench_tps -n -c 1 -T 10 -f "$work/insert.sql"
   psql_ -c "DROP TABLE bench_ref"
+}
+
+# The engine's drain cycle as the database alone runs it: pgbench, one client, prepared, 3,500
+# cycles that each write the outcomes of the last 10 claimed jobs and claim the next 10, over
+# 40,000 pending rows in the jobs table (which the engine's migrations must have made; it is
+# emptied first). Prints cycles per second.
+engine_cycle_tps() {
+  psql_ -c "TRUNCATE jobs"
+  psql_ -c "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at)
+            SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'bench_sql', 'pending', 'user', 'bench',
+                   '{}', now(), now(), now() FROM generate_series(1, 40000) g"
+  psql_ -c "VACUUM ANALYZE jobs"
+  cat >"$work/cycle.sql" <<'SQL'
+WITH completed AS (UPDATE jobs SET status = 'done', completed_at = now(), updated_at = now(), result = '{}', duration_ms = 1, expires_at = now() + interval '7 days' WHERE uid = ANY (:prev::uuid[]) AND status = 'running' AND epoch = 1 RETURNING uid), claimed AS (UPDATE jobs SET status = 'running', started_at = now(), updated_at = now(), epoch = 1 WHERE uid = ANY (ARRAY(SELECT uid FROM jobs WHERE kind = 'bench_sql' AND status = 'pending' AND uid > :cursor::uuid ORDER BY uid LIMIT 10 FOR UPDATE SKIP LOCKED)) RETURNING uid, payload::text) SELECT array_agg(uid)::text AS prev, max(uid::text) AS cursor, (SELECT count(*) FROM completed) AS n FROM claimed \gset
+SQL
+  pgbench_tps -M prepared -n -c 1 -t 3500 -D prev='{}' -D cursor=00000000-0000-0000-0000-000000000000 \
+    -f "$work/cycle.sql"
+}
+
+suite_engine() {
+  ref_tps=$(reference_insert_tps)
 
   rm -f "$out/engine.jsonl"
   ./mvnw -q -B test -Dtest=EngineBenchmark -Dsurefire.failIfNoSpecifiedTests=false \
@@ -182,17 +204,8 @@ suite_engine() {
 WITH inserted AS (INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at) VALUES (('00000000-0000-7000-8000-' || lpad(to_hex(nextval('bench_uid_seq')), 12, '0'))::uuid, 'bench_sql', 'pending', 'user', 'bench', '{"i": 1}', now(), now(), now() + interval '7 days') RETURNING kind) SELECT pg_notify('jobs_enqueued', i.kind) FROM (SELECT DISTINCT kind FROM inserted) i WHERE NOT EXISTS (SELECT 1 FROM jobs p WHERE p.kind = i.kind AND p.status = 'pending');
 SQL
   sql_enqueue=$(pgbench_tps -M prepared -n -c 1 -T 10 -f "$work/enqueue.sql")
-  psql_ -c "TRUNCATE jobs" -c "DROP SEQUENCE bench_uid_seq"
-  psql_ -c "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at)
-            SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'bench_sql', 'pending', 'user', 'bench',
-                   '{}', now(), now(), now() FROM generate_series(1, 40000) g"
-  psql_ -c "VACUUM ANALYZE jobs"
-  # One drain cycle: write the outcomes of the last 10 claimed jobs and claim the next 10.
-  cat >"$work/cycle.sql" <<'SQL'
-WITH completed AS (UPDATE jobs SET status = 'done', completed_at = now(), updated_at = now(), result = '{}', duration_ms = 1, expires_at = now() + interval '7 days' WHERE uid = ANY (:prev::uuid[]) AND status = 'running' AND epoch = 1 RETURNING uid), claimed AS (UPDATE jobs SET status = 'running', started_at = now(), updated_at = now(), epoch = 1 WHERE uid = ANY (ARRAY(SELECT uid FROM jobs WHERE kind = 'bench_sql' AND status = 'pending' AND uid > :cursor::uuid ORDER BY uid LIMIT 10 FOR UPDATE SKIP LOCKED)) RETURNING uid, payload::text) SELECT array_agg(uid)::text AS prev, max(uid::text) AS cursor, (SELECT count(*) FROM completed) AS n FROM claimed \gset
-SQL
-  cycles=$(pgbench_tps -M prepared -n -c 1 -t 3500 -D prev='{}' -D cursor=00000000-0000-0000-0000-000000000000 \
-    -f "$work/cycle.sql")
+  psql_ -c "DROP SEQUENCE bench_uid_seq"
+  cycles=$(engine_cycle_tps)
   python3 - "$out/engine.jsonl" "$ref_tps" "$sql_enqueue" "$cycles" <<'PY'
 import json, sys
 path, ref, enq, cycles = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])

@@ -2,7 +2,9 @@ package io.asyncjobs.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.asyncjobs.bench.peers.PeerHarness;
 import io.asyncjobs.engine.JobService;
+import io.asyncjobs.engine.ManualServices;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.kinds.noop.NoopService;
 import io.asyncjobs.queue.Job;
@@ -14,6 +16,7 @@ import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -22,12 +25,17 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
 import org.junit.jupiter.api.Test;
 
 /**
  * The engine benchmark behind {@code bench/run.sh engine}. Not part of {@code ./mvnw verify}: the
  * script starts a durable PostgreSQL, measures the pgbench reference on it, and runs this against
  * the same server. Figures go to the JSON-lines file named by {@code bench.output}.
+ *
+ * <p>With {@code bench.mode=peers} it is instead our side of {@code bench/run.sh peers}: it serves
+ * the rounds that bench/peers.sh asks for through the control folder {@code bench.control}, with
+ * the measures of {@link PeerHarness}, until told to quit.
  */
 @QuarkusTest
 @TestProfile(EngineBenchmark.Profile.class)
@@ -36,6 +44,7 @@ class EngineBenchmark {
   private static final int JOBS = 10_000;
   private static final int BATCH = 1_000;
   private static final int PICKUPS = 200;
+  private static final String PEERS_KIND = "bench_peers";
 
   @Inject JobQueue queue;
   @Inject ServiceManager manager;
@@ -45,6 +54,14 @@ class EngineBenchmark {
 
   @Test
   void measure() throws Exception {
+    if ("peers".equals(System.getProperty("bench.mode"))) {
+      new PeerHarness("ours", new Ours(), PeerHarness.Settings.fromEnvironment(), 50)
+          .serve(
+              Path.of(System.getProperty("bench.control")),
+              Path.of(System.getProperty("bench.output")),
+              Duration.ofMinutes(20));
+      return;
+    }
     double reference = Double.parseDouble(System.getProperty("bench.reference-tps", "0"));
     record("pgbench_insert_1_client", reference, "tps", null);
     db.clearJobs();
@@ -253,16 +270,90 @@ class EngineBenchmark {
     }
   }
 
+  /**
+   * The engine as the peers suite drives it: one kind, {@value #PEERS_KIND}, whose service is
+   * registered only while a worker should run, at max-concurrent 10, with wake-ups on. A fresh
+   * queue is an emptied {@code jobs} table (TRUNCATE), since Flyway made the schema at start.
+   */
+  private final class Ours implements PeerHarness.Peer {
+    @Override
+    public void fresh() {
+      db.update("TRUNCATE jobs, job_finished_minutes");
+    }
+
+    @Override
+    public void enqueue(int i) {
+      queue.enqueue(PEERS_KIND, Map.of("i", i), "user", "bench", null);
+    }
+
+    @Override
+    public void enqueueBatch(int from, int count) {
+      List<JobQueue.NewJob> batch = new ArrayList<>(count);
+      for (int i = from; i < from + count; i++) {
+        batch.add(new JobQueue.NewJob(Map.of("i", i), null));
+      }
+      queue.enqueueMany(PEERS_KIND, batch, "user", "bench");
+    }
+
+    @Override
+    public AutoCloseable startWorker(IntConsumer started) {
+      JobService service = new PeersService(started);
+      manager.register(service);
+      service.requestWake();
+      return () -> ManualServices.unregister(manager, PEERS_KIND);
+    }
+
+    @Override
+    public boolean unfinished() {
+      return !db.query(
+              "SELECT 1 FROM jobs WHERE kind = ? AND status IN ('pending', 'running') LIMIT 1",
+              PEERS_KIND)
+          .isEmpty();
+    }
+  }
+
+  /** The noop kind under the peers suite's name, telling the harness when each job starts. */
+  private static final class PeersService extends NoopService {
+    private final IntConsumer started;
+
+    PeersService(IntConsumer started) {
+      this.started = started;
+    }
+
+    @Override
+    public String kind() {
+      return PEERS_KIND;
+    }
+
+    @Override
+    public boolean enabledByDefault() {
+      return true;
+    }
+
+    @Override
+    protected Map<String, Object> process(Job job) throws Exception {
+      started.accept(((Number) job.payload.get("i")).intValue());
+      return super.process(job);
+    }
+  }
+
   /** Wake-ups on, as in production; noisy logs off. */
   public static class Profile implements QuarkusTestProfile {
     @Override
     public Map<String, String> getConfigOverrides() {
       return Map.of(
-          "jobs.wake-ups", "true",
-          "jobs.services.bench_drain.max-concurrent", "10",
-          "jobs.services.bench_pickup.max-concurrent", "10",
-          "quarkus.log.level", "WARN",
-          "quarkus.log.category.\"io.asyncjobs\".level", "WARN");
+          "jobs.wake-ups",
+          "true",
+          "jobs.services.bench_drain.max-concurrent",
+          "10",
+          "jobs.services.bench_pickup.max-concurrent",
+          "10",
+          "jobs.services." + PEERS_KIND + ".max-concurrent",
+          "10",
+          "quarkus.log.level",
+          "WARN",
+          "quarkus.log.category.\"io.asyncjobs\".level",
+          "WARN");
     }
   }
 }
