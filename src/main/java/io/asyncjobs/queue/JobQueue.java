@@ -364,6 +364,30 @@ public class JobQueue {
     bindRetentionEnd(ps, 9, kind, now);
   }
 
+  /** Binds the eleven leading parameters JobInsertMany and JobInsertBatch share. */
+  private void bindNewJobs(
+      Connection c,
+      PreparedStatement ps,
+      String kind,
+      String ownerKind,
+      String ownerId,
+      UUID[] uids,
+      String[] payloads,
+      String[] names)
+      throws SQLException {
+    Instant now = clock.now();
+    OffsetDateTime created = JobRows.timestamp(now);
+    ps.setString(1, kind);
+    ps.setString(2, ownerKind);
+    ps.setString(3, ownerId);
+    ps.setObject(4, created);
+    ps.setObject(5, created);
+    bindRetentionEnd(ps, 6, kind, now);
+    ps.setArray(9, c.createArrayOf("uuid", uids));
+    ps.setArray(10, c.createArrayOf("text", payloads));
+    ps.setArray(11, c.createArrayOf("text", names));
+  }
+
   /**
    * The outcome of {@link #enqueueIdempotent}.
    *
@@ -394,19 +418,9 @@ public class JobQueue {
       payloads[i] = JsonCodec.encode(job.payload());
       names[i] = job.preferredName();
     }
-    Instant now = clock.now();
-    OffsetDateTime created = JobRows.timestamp(now);
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_INSERT_MANY)) {
-      ps.setString(1, kind);
-      ps.setString(2, ownerKind);
-      ps.setString(3, ownerId);
-      ps.setObject(4, created);
-      ps.setObject(5, created);
-      bindRetentionEnd(ps, 6, kind, now);
-      ps.setArray(9, c.createArrayOf("uuid", uids));
-      ps.setArray(10, c.createArrayOf("text", payloads));
-      ps.setArray(11, c.createArrayOf("text", names));
+      bindNewJobs(c, ps, kind, ownerKind, ownerId, uids, payloads, names);
       ps.execute();
     } catch (SQLException e) {
       throw new IllegalStateException("could not enqueue " + n + " job(s) of kind " + kind, e);
@@ -545,22 +559,12 @@ public class JobQueue {
       String ownerKind,
       String ownerId) {
     int n = uids.length;
-    Instant now = clock.now();
-    OffsetDateTime created = JobRows.timestamp(now);
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
       try {
         Set<UUID> inserted = new HashSet<>();
         try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_BATCH)) {
-          ps.setString(1, kind);
-          ps.setString(2, ownerKind);
-          ps.setString(3, ownerId);
-          ps.setObject(4, created);
-          ps.setObject(5, created);
-          bindRetentionEnd(ps, 6, kind, now);
-          ps.setArray(9, c.createArrayOf("uuid", uids));
-          ps.setArray(10, c.createArrayOf("text", payloads));
-          ps.setArray(11, c.createArrayOf("text", names));
+          bindNewJobs(c, ps, kind, ownerKind, ownerId, uids, payloads, names);
           ps.setArray(12, c.createArrayOf("text", keys));
           try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
