@@ -12,20 +12,11 @@ import io.asyncjobs.queue.Job;
 import io.asyncjobs.storage.DataDirectory;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
-import java.io.InterruptedIOException;
-import java.nio.channels.FileChannel;
-import java.nio.channels.SeekableByteChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributeView;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
@@ -44,11 +35,13 @@ import java.util.UUID;
  * reach) and renamed to the target in one step when complete, so the target either does not exist
  * or holds the whole copy. The folders above the target are created and the rename is made through
  * directory handles that never follow a link ({@link TargetFolder}), so a folder swapped for a link
- * meanwhile fails the fork instead of leading it out of the caller's folder. Files keep their
- * modification times and permissions, folders too (set once their contents are in place). A link
- * inside the source is copied as a link when it leads somewhere inside the caller's folder, from
- * the copy as from the source; any other link is skipped and counted. Sockets, pipes and devices
- * are skipped and counted.
+ * meanwhile fails the fork instead of leading it out of the caller's folder. The source is listed
+ * once ({@link SourceListing}) and read only through directory handles that never follow a link
+ * either; the files are copied a few at a time ({@link TreeCopy}). Files keep their modification
+ * times and permissions, folders too (set once their contents are in place), links their times. A
+ * link inside the source is copied as a link when it leads somewhere inside the caller's folder,
+ * from the copy as from the source; any other link is skipped and counted. Sockets, pipes and
+ * devices are skipped and counted.
  *
  * <p>The fork is durable: it is the caller's folder, not an artifact. When the job expires, {@link
  * #cleanup} removes only a temporary folder that a failed or interrupted fork left behind; the
@@ -66,17 +59,19 @@ public class ForkService extends JobService implements PayloadCheck {
   /** Longest path a payload may name. */
   static final int MAX_PATH = 4096;
 
-  /** Bytes copied between two checks for interruption and two progress reports. */
-  private static final long CHUNK = 8L << 20;
-
   private final FileScopes scopes;
 
   private final DataDirectory data;
 
-  /** The two moments a fork acts on the folders above its target, right after checking them. */
+  /**
+   * The moments a fork acts on a part of the tree it checked or listed before: a test's way to
+   * change the tree right then.
+   */
   enum Step {
     /** Right before the folders above the target are created. */
     CREATE_PARENTS,
+    /** Right after the source is listed, before anything of it is copied. */
+    COPY,
     /** Right before the complete copy is renamed to the target. */
     RENAME
   }
@@ -210,34 +205,19 @@ public class ForkService extends JobService implements PayloadCheck {
     return data.root().resolve("tmp").resolve(KIND).resolve(uid.toString());
   }
 
-  /** What the copy did so far. */
-  private static final class Copy {
-    long totalBytes;
-    long totalFiles;
-    long bytes;
-    long files;
-    long folders;
-    long links;
-    long skippedLinks;
-    long skippedOther;
-    FileTime rootModified;
-    final List<Path> copiedLinks = new ArrayList<>();
-  }
-
   @Override
   protected Map<String, Object> process(Job job) throws Exception {
     FileScope scope = scopes.forJob(job);
     String source = (String) job.payload.get("source");
     String target = (String) job.payload.get("target");
     Plan plan = plan(scope, source, target);
-    Path src = plan.source();
     Path tgt = plan.target();
     Path temp = temporary(job.uid);
-    Path from = src;
-    Copy copy = new Copy();
+    Path from = plan.source();
+    Map<String, Object> result;
     try {
-      // The source may itself be a link (inside the scope): copy what it leads to.
-      from = Files.isSymbolicLink(src) ? src.toRealPath() : src;
+      // The source may itself be a link (inside the scope): what it leads to is copied.
+      from = plan.source().toRealPath();
       removeTree(temp); // left by an earlier attempt that crashed
       Files.createDirectories(temp.getParent());
       // The folders above the target are made before the copy, so a fork that cannot be placed
@@ -246,22 +226,18 @@ public class ForkService extends JobService implements PayloadCheck {
       watcher.before(Step.CREATE_PARENTS);
       TargetFolder.open(parent, temp, target).close();
       try {
-        measure(from, copy);
-        copyTree(scope, from, temp, copy);
-        dropLinksLeadingOut(scope, temp, tgt, copy);
+        Copied copied = copy(scope, from, source, tgt, temp);
+        result = copied.result();
         parent = TargetFolder.locate(scope, tgt, target);
         watcher.before(Step.RENAME);
         // Placed through handles of the folders above the target: a folder that became a link
         // since it was located refuses the fork instead of leading it elsewhere.
         try (TargetFolder folder = TargetFolder.open(parent, temp, target)) {
           folder.place(tgt.getFileName());
-          if (copy.rootModified != null) {
-            // Renaming can touch the folder's own time on some file systems; set it once more.
-            try {
-              folder.setModified(tgt.getFileName(), copy.rootModified);
-            } catch (IOException e) {
-              // The fork is complete; a time that could not be set again does not undo it.
-            }
+          try {
+            folder.keepModified(tgt.getFileName(), copied.rootModified());
+          } catch (IOException e) {
+            // The fork is complete; a time that could not be set again does not undo it.
           }
         }
       } catch (Throwable e) {
@@ -276,173 +252,69 @@ public class ForkService extends JobService implements PayloadCheck {
       // Its message holds absolute paths; the caller sees its own names instead.
       throw new IOException(describe(e, from, source, temp, target), e);
     }
-    reportProgress(1.0, copy.files);
-
-    Map<String, Object> result = new LinkedHashMap<>();
-    result.put("target", scope.nameOf(tgt));
-    result.put("files", copy.files);
-    result.put("folders", copy.folders);
-    result.put("links", copy.links);
-    result.put("bytes", copy.bytes);
-    result.put("skipped_links", copy.skippedLinks);
-    result.put("skipped_other", copy.skippedOther);
-    result.put("item_count", copy.files);
-    result.put("bytes_in", copy.bytes);
-    result.put("bytes_out", copy.bytes);
+    reportProgress(1.0, (Long) result.get("files"));
     return result;
   }
 
-  /** Counts the files and bytes to copy, for the progress fraction. */
-  private static void measure(Path from, Copy copy) throws IOException {
-    Files.walkFileTree(
-        from,
-        new SimpleFileVisitor<>() {
-          @Override
-          public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs)
-              throws IOException {
-            checkInterrupted();
-            return FileVisitResult.CONTINUE;
-          }
+  /**
+   * A complete copy in the temporary folder.
+   *
+   * @param result the job's result
+   * @param rootModified the source folder's modification time, for the copy once renamed
+   */
+  private record Copied(Map<String, Object> result, FileTime rootModified) {}
 
-          @Override
-          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-            if (attrs.isRegularFile()) {
-              copy.totalFiles++;
-              copy.totalBytes += attrs.size();
-            }
-            return FileVisitResult.CONTINUE;
-          }
-
-          @Override
-          public FileVisitResult visitFileFailed(Path file, IOException e) {
-            return FileVisitResult.CONTINUE; // the copy itself reports what it cannot read
-          }
-        });
-  }
-
-  /** Copies {@code from} to {@code temp}, which must not exist, never following a link. */
-  private void copyTree(FileScope scope, Path from, Path temp, Copy copy) throws IOException {
-    Files.walkFileTree(
-        from,
-        new SimpleFileVisitor<>() {
-          @Override
-          public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs)
-              throws IOException {
-            checkInterrupted();
-            Files.createDirectory(temp.resolve(from.relativize(dir)));
-            copy.folders++;
-            return FileVisitResult.CONTINUE;
-          }
-
-          @Override
-          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
-              throws IOException {
-            Path dest = temp.resolve(from.relativize(file));
-            if (attrs.isSymbolicLink()) {
-              if (scope.contains(file)) {
-                Files.createSymbolicLink(dest, Files.readSymbolicLink(file));
-                copy.copiedLinks.add(dest);
-                copy.links++;
-              } else {
-                copy.skippedLinks++; // leads out of the caller's folder, or nowhere
-              }
-            } else if (attrs.isRegularFile()) {
-              copyFile(scope, file, dest, attrs, copy);
-            } else {
-              copy.skippedOther++;
-            }
-            return FileVisitResult.CONTINUE;
-          }
-
-          @Override
-          public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-            if (e instanceof NoSuchFileException) {
-              return FileVisitResult.CONTINUE; // removed while we copy
-            }
-            throw e;
-          }
-
-          @Override
-          public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
-            if (e != null) {
-              throw e;
-            }
-            Path dest = temp.resolve(from.relativize(dir));
-            BasicFileAttributes attrs =
-                Files.readAttributes(dir, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            copyAttributes(dir, dest, attrs);
-            if (dir.equals(from)) {
-              copy.rootModified = attrs.lastModifiedTime();
-            }
-            return FileVisitResult.CONTINUE;
-          }
-        });
-  }
-
-  /** Copies one file in chunks, so a long copy can be interrupted and reports its progress. */
-  private void copyFile(FileScope scope, Path file, Path dest, BasicFileAttributes attrs, Copy copy)
+  /**
+   * Lists the source once, judges its links, and copies it to {@code temp}, on up to {@link
+   * TreeCopy#MAX_THREADS} threads.
+   *
+   * @param from the source's real location
+   */
+  private Copied copy(FileScope scope, Path from, String source, Path tgt, Path temp)
       throws IOException {
-    try (SeekableByteChannel source = scope.openRead(file);
-        FileChannel out =
-            FileChannel.open(dest, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-      if (!(source instanceof FileChannel in)) {
-        throw new IOException("this file system cannot copy " + file.getFileName());
-      }
-      long size = in.size();
-      long position = 0;
-      while (position < size) {
-        checkInterrupted();
-        long moved = in.transferTo(position, Math.min(CHUNK, size - position), out);
-        if (moved <= 0) {
-          break; // the file shrank while we copied it
+    try (SourceListing listing = SourceListing.of(scope, from, source)) {
+      List<SourceListing.Link> kept = new ArrayList<>();
+      for (SourceListing.Link link : listing.links()) {
+        if (leadsInsideFromTarget(scope, tgt, link)) {
+          kept.add(link);
         }
-        position += moved;
-        copy.bytes += moved;
-        reportCopyProgress(copy);
       }
+      watcher.before(Step.COPY);
+      TreeCopy copy =
+          new TreeCopy(
+              listing, kept, temp, (bytes, files) -> reportCopyProgress(listing, bytes, files));
+      copy.run(Math.min(TreeCopy.MAX_THREADS, Runtime.getRuntime().availableProcessors()));
+      Map<String, Object> result = new LinkedHashMap<>();
+      result.put("target", scope.nameOf(tgt));
+      result.put("files", copy.files());
+      result.put("folders", (long) listing.folders().size());
+      result.put("links", (long) kept.size());
+      result.put("bytes", copy.bytes());
+      result.put("skipped_links", listing.skippedLinks() + listing.links().size() - kept.size());
+      result.put("skipped_other", listing.skippedOther());
+      result.put("item_count", copy.files());
+      result.put("bytes_in", copy.bytes());
+      result.put("bytes_out", copy.bytes());
+      return new Copied(result, listing.folders().get(0).attributes().lastModifiedTime());
     }
-    copyAttributes(file, dest, attrs);
-    copy.files++;
-    reportCopyProgress(copy);
   }
 
-  private void reportCopyProgress(Copy copy) {
+  private void reportCopyProgress(SourceListing listing, long bytes, long files) {
     double fraction =
-        copy.totalBytes > 0
-            ? (double) copy.bytes / copy.totalBytes
-            : copy.totalFiles > 0 ? (double) copy.files / copy.totalFiles : 0;
-    reportProgress(Math.min(1.0, fraction), copy.files);
-  }
-
-  /** Gives {@code dest} the permissions and times of {@code source}. */
-  private static void copyAttributes(Path source, Path dest, BasicFileAttributes attrs)
-      throws IOException {
-    PosixFileAttributeView posix =
-        Files.getFileAttributeView(source, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
-    if (posix != null) {
-      Files.setPosixFilePermissions(dest, posix.readAttributes().permissions());
-    }
-    Files.getFileAttributeView(dest, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-        .setTimes(attrs.lastModifiedTime(), attrs.lastAccessTime(), null);
+        listing.bytes() > 0
+            ? (double) bytes / listing.bytes()
+            : listing.files().isEmpty() ? 0 : (double) files / listing.files().size();
+    reportProgress(Math.min(1.0, fraction), files);
   }
 
   /**
-   * A relative link can lead elsewhere from the copy than from the source. Once everything is in
-   * place, each copied link must still lead inside the caller's folder; one that does not (or leads
-   * nowhere) is removed and counted as skipped.
+   * Whether a link that leads inside the scope from its place in the source also does from its
+   * place in the copy, once renamed to {@code tgt}: a relative link can lead elsewhere from there.
+   * Judged before any link is made, so one that fails is never written.
    */
-  private static void dropLinksLeadingOut(FileScope scope, Path temp, Path tgt, Copy copy)
-      throws IOException {
-    for (Path link : copy.copiedLinks) {
-      // Judged from where the link will be once the copy is renamed to the target.
-      Path finalPlace = tgt.resolve(temp.relativize(link));
-      Path leadsTo = finalPlace.getParent().resolve(Files.readSymbolicLink(link)).normalize();
-      if (!leadsTo.startsWith(scope.base()) || !scope.contains(existingPart(leadsTo))) {
-        Files.delete(link);
-        copy.links--;
-        copy.skippedLinks++;
-      }
-    }
+  private static boolean leadsInsideFromTarget(FileScope scope, Path tgt, SourceListing.Link link) {
+    Path leadsTo = tgt.resolve(link.relative()).getParent().resolve(link.text()).normalize();
+    return leadsTo.startsWith(scope.base()) && scope.contains(existingPart(leadsTo));
   }
 
   /** The deepest existing part of {@code path}: where a link to a missing file would land. */
@@ -479,12 +351,6 @@ public class ForkService extends JobService implements PayloadCheck {
   private static String join(String base, Path rest) {
     String tail = rest.toString();
     return tail.isEmpty() ? base : base + "/" + tail;
-  }
-
-  private static void checkInterrupted() throws IOException {
-    if (Thread.currentThread().isInterrupted()) {
-      throw new InterruptedIOException("the fork was stopped");
-    }
   }
 
   /**

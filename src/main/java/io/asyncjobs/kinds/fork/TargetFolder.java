@@ -146,11 +146,18 @@ final class TargetFolder implements Closeable {
     }
   }
 
-  /** Sets the modification time of {@code name} in this folder, never following a link. */
-  void setModified(Path name, FileTime modified) throws IOException {
-    open.get(open.size() - 1)
-        .getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-        .setTimes(modified, null, null);
+  /**
+   * Gives {@code name} in this folder the modification time {@code modified} again if it lost it,
+   * never following a link: renaming a folder can touch its time on some file systems. Set only
+   * when it differs, since a time set through a handle keeps microseconds, not nanoseconds.
+   */
+  void keepModified(Path name, FileTime modified) throws IOException {
+    BasicFileAttributeView view =
+        open.get(open.size() - 1)
+            .getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
+    if (!view.readAttributes().lastModifiedTime().equals(modified)) {
+      view.setTimes(modified, null, null);
+    }
   }
 
   /** Opens the folder {@code name} in {@code parent}, creating it when missing. */

@@ -20,6 +20,7 @@ import jakarta.inject.Inject;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
@@ -119,6 +120,15 @@ class ForkServiceTest {
   List<String> outsideNames() throws Exception {
     try (Stream<Path> names = Files.walk(outside)) {
       return names.map(p -> outside.relativize(p).toString()).filter(n -> !n.isEmpty()).toList();
+    }
+  }
+
+  static void mkfifo(Path path) throws java.io.IOException {
+    try {
+      assertThat(new ProcessBuilder("mkfifo", path.toString()).start().waitFor()).isZero();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("mkfifo was interrupted");
     }
   }
 
@@ -241,6 +251,164 @@ class ForkServiceTest {
     assertThat(status.<Float>path("progress.fraction")).isEqualTo(1.0f);
     assertThat(status.<String>path("result.target")).isEqualTo("copies/site-2");
     assertThat(status.<String>path("download_url")).isNull();
+  }
+
+  @Test
+  void shouldKeepTheFoldersTimeToTheNanosecondAndTheTimesOfLinksToTheMicrosecond()
+      throws Exception {
+    Path site = base.resolve("site");
+    write("site/page.txt", "page");
+    Path link = Files.createSymbolicLink(site.resolve("latest.txt"), Path.of("page.txt"));
+    // Java sets a link's own times to the microsecond only, the source's as the copy's.
+    Files.getFileAttributeView(link, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+        .setTimes(time("2021-04-05T06:07:08.123456Z"), null, null);
+    Files.setLastModifiedTime(site, time("2020-01-02T03:04:05.987654321Z"));
+
+    UUID uid = enqueue("site", "copy");
+    runUntilIdle(service, db);
+
+    done(uid);
+    Path copy = base.resolve("copy");
+    assertThat(modified(copy)).isEqualTo(time("2020-01-02T03:04:05.987654321Z"));
+    assertThat(modified(copy.resolve("latest.txt"))).isEqualTo(time("2021-04-05T06:07:08.123456Z"));
+    assertThat(Files.readString(copy.resolve("latest.txt"))).isEqualTo("page");
+  }
+
+  @Test
+  void shouldLeaveOutALinkThatLeadsOutFromTheCopyWithoutTouchingItsFolder() throws Exception {
+    // From <owner's folder>/deep/site/ro/up.txt, ../../../<name> is inside the owner's folder;
+    // from <owner's folder>/flat/ro/up.txt it is files/user/<name>: someone else's.
+    String name = owner + "-y.txt";
+    write(name, "mine");
+    Path foreign = base.resolveSibling(name);
+    Files.writeString(foreign, "someone else's");
+    try {
+      write("deep/site/ro/page.txt", "page");
+      Path ro = base.resolve("deep/site/ro");
+      Files.createSymbolicLink(ro.resolve("up.txt"), Path.of("../../../" + name));
+      chmod(ro, "r-xr-xr-x");
+      Files.setLastModifiedTime(ro, time("2019-03-04T05:06:07Z"));
+
+      UUID uid = enqueue("deep/site", "flat");
+      runUntilIdle(service, db);
+
+      Job job = done(uid);
+      assertThat(job.result).containsEntry("skipped_links", 1).containsEntry("links", 0);
+      Path copied = base.resolve("flat/ro");
+      assertThat(Files.exists(copied.resolve("up.txt"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+      assertThat(Files.readString(copied.resolve("page.txt"))).isEqualTo("page");
+      assertThat(permissions(copied)).isEqualTo("r-xr-xr-x");
+      assertThat(modified(copied)).isEqualTo(time("2019-03-04T05:06:07Z"));
+    } finally {
+      Files.deleteIfExists(foreign);
+      chmod(base.resolve("deep/site/ro"), "rwxr-xr-x");
+    }
+  }
+
+  @Test
+  void shouldCopyEveryFileOfALargerTreeOnSeveralThreads() throws Exception {
+    // More files in one folder than one thread takes at a time, and more folders than threads.
+    Random random = new Random(11);
+    Map<String, byte[]> written = new java.util.HashMap<>();
+    for (int i = 0; i < 150; i++) {
+      String name = "tree/" + (i < 100 ? "many" : "f" + (i % 7)) + "/file-" + i + ".bin";
+      byte[] content = new byte[random.nextInt(200_000)];
+      random.nextBytes(content);
+      Path file = base.resolve(name);
+      Files.createDirectories(file.getParent());
+      Files.write(file, content);
+      Files.setLastModifiedTime(file, FileTime.from(Instant.ofEpochSecond(1_600_000_000L + i, i)));
+      written.put(name, content);
+    }
+
+    UUID uid = enqueue("tree", "tree-2");
+    runUntilIdle(service, db);
+
+    Job job = done(uid);
+    long bytes = written.values().stream().mapToLong(b -> b.length).sum();
+    assertThat(job.result).containsEntry("files", 150).containsEntry("folders", 9);
+    assertThat(((Number) job.result.get("bytes")).longValue()).isEqualTo(bytes);
+    for (Map.Entry<String, byte[]> file : written.entrySet()) {
+      Path copy = base.resolve(file.getKey().replaceFirst("^tree/", "tree-2/"));
+      assertThat(Files.readAllBytes(copy)).as(file.getKey()).isEqualTo(file.getValue());
+      assertThat(modified(copy)).isEqualTo(modified(base.resolve(file.getKey())));
+    }
+  }
+
+  @Test
+  void shouldCopyEachFileAsItIsWhenCopiedAndLeaveOutOneRemovedAfterTheListing() throws Exception {
+    write("src/stays.txt", "short");
+    write("src/sub/goes.txt", "gone soon");
+    UUID uid = enqueue("src", "dst");
+    atStep(
+        ForkService.Step.COPY,
+        step -> {
+          Files.writeString(base.resolve("src/stays.txt"), "longer than it was when listed");
+          Files.setLastModifiedTime(base.resolve("src/stays.txt"), time("2022-02-02T02:02:02Z"));
+          Files.delete(base.resolve("src/sub/goes.txt"));
+        });
+    runUntilIdle(service, db);
+
+    Job job = done(uid);
+    assertThat(job.result).containsEntry("files", 1);
+    Path dst = base.resolve("dst");
+    assertThat(Files.readString(dst.resolve("stays.txt")))
+        .isEqualTo("longer than it was when listed");
+    assertThat(modified(dst.resolve("stays.txt"))).isEqualTo(time("2022-02-02T02:02:02Z"));
+    assertThat(dst.resolve("sub")).isEmptyDirectory();
+    assertThat(leftovers(base)).isEmpty();
+  }
+
+  @Test
+  void shouldNeverReadThroughAListedFolderSwappedForALinkBeforeTheCopy() throws Exception {
+    write("src/a.txt", "a");
+    write("src/sub/secret.txt", "mine"); // the name of the file outside, listed here
+    UUID uid = enqueue("src", "dst");
+    atStep(ForkService.Step.COPY, swapForLinkOut("src/sub"));
+    runUntilIdle(service, db);
+
+    Job failed = job(uid);
+    assertThat(failed.status).isEqualTo(JobStatus.FAILED);
+    assertThat(failed.error)
+        .contains("\"src/sub\" changed while the fork was reading it")
+        .doesNotContain(data.root().toString());
+    assertThat(base.resolve("dst")).doesNotExist();
+    assertThat(leftovers(base)).isEmpty();
+  }
+
+  @Test
+  void shouldNeverReadAListedFileSwappedForALinkOrAPipeBeforeTheCopy() throws Exception {
+    write("one/secret.txt", "mine");
+    write("two/data.txt", "mine too");
+    UUID first = enqueue("one", "one-copy");
+    atStep(
+        ForkService.Step.COPY,
+        step -> {
+          Files.delete(base.resolve("one/secret.txt"));
+          Files.createSymbolicLink(base.resolve("one/secret.txt"), outside.resolve("secret.txt"));
+        });
+    runUntilIdle(service, db);
+    UUID second = enqueue("two", "two-copy");
+    atStep(
+        ForkService.Step.COPY,
+        step -> {
+          Files.delete(base.resolve("two/data.txt"));
+          mkfifo(base.resolve("two/data.txt")); // opening it to read would wait for a writer
+        });
+    runUntilIdle(service, db);
+
+    for (UUID uid : List.of(first, second)) {
+      Job failed = job(uid);
+      assertThat(failed.status).isEqualTo(JobStatus.FAILED);
+      assertThat(failed.error)
+          .contains("changed while the fork was reading it: it is no longer a regular file")
+          .doesNotContain(data.root().toString());
+    }
+    assertThat(job(first).error).contains("\"one/secret.txt\"");
+    assertThat(job(second).error).contains("\"two/data.txt\"");
+    assertThat(base.resolve("one-copy")).doesNotExist();
+    assertThat(base.resolve("two-copy")).doesNotExist();
+    assertThat(leftovers(base)).isEmpty();
   }
 
   @Test
