@@ -113,11 +113,8 @@ final class Documents {
   static Optional<String> markdownTitle(byte[] bytes, int length) {
     int from = 0;
     while (from < length) {
-      int hash = from;
-      while (hash < length && bytes[hash] != '#') {
-        hash++;
-      }
-      if (hash == length) {
+      int hash = RawText.indexOfByte(bytes, from, length, (byte) '#');
+      if (hash < 0) {
         return Optional.empty();
       }
       int start = hash;

@@ -213,6 +213,24 @@ final class RawText {
     return ~(((x & LOWS) + LOWS) | x | LOWS);
   }
 
+  /** The first index in {@code [from, to)} where {@code bytes} holds {@code b}, or -1. */
+  static int indexOfByte(byte[] bytes, int from, int to, byte b) {
+    long pattern = (b & 0xffL) * ONES;
+    int i = from;
+    for (; i + 8 <= to; i += 8) {
+      long found = zeros((long) LONGS.get(bytes, i) ^ pattern);
+      if (found != 0) {
+        return i + (Long.numberOfTrailingZeros(found) >>> 3);
+      }
+    }
+    for (; i < to; i++) {
+      if (bytes[i] == b) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
   /**
    * The high bit of every byte of {@code x} that may belong to a word: an ASCII letter or digit,
    * {@code _} (and DEL, which costs nothing to count along), any byte at or above 0x80.
@@ -603,7 +621,7 @@ final class RawText {
   boolean absenceHolds(byte[] literal) {
     if (high) {
       for (int i = 0; i < FOLDING.size(); i++) {
-        if (contains(literal, FOLDS_TO[i]) && indexOfExact(FOLDING.get(i)) >= 0) {
+        if (contains(literal, FOLDS_TO[i]) && folding(i)) {
           return false;
         }
       }
@@ -643,15 +661,32 @@ final class RawText {
     return false;
   }
 
+  /** Per character of {@link #FOLDING}: 0 not looked for yet, 1 absent, 2 present. */
+  private byte[] folding;
+
+  /** Whether the document holds the {@code i}th of {@link #FOLDING}; looked for once. */
+  private boolean folding(int i) {
+    if (folding == null) {
+      folding = new byte[FOLDING.size()];
+    }
+    if (folding[i] == 0) {
+      folding[i] = (byte) (indexOfExact(FOLDING.get(i)) >= 0 ? 2 : 1);
+    }
+    return folding[i] == 2;
+  }
+
   private int indexOfExact(byte[] sequence) {
-    outer:
-    for (int i = 0, last = length - sequence.length; i <= last; i++) {
-      for (int j = 0; j < sequence.length; j++) {
-        if (bytes[i + j] != sequence[j]) {
-          continue outer;
-        }
+    int last = length - sequence.length;
+    for (int i = indexOfByte(bytes, 0, last + 1, sequence[0]);
+        i >= 0;
+        i = indexOfByte(bytes, i + 1, last + 1, sequence[0])) {
+      int j = 1;
+      while (j < sequence.length && bytes[i + j] == sequence[j]) {
+        j++;
       }
-      return i;
+      if (j == sequence.length) {
+        return i;
+      }
     }
     return -1;
   }
