@@ -208,8 +208,17 @@ final class Documents {
     /** Read in pieces of this size, so that the JDK's own direct buffer for a read stays small. */
     private static final int PIECE = 1 << 20;
 
-    byte[] bytes = new byte[PIECE];
+    byte[] bytes = new byte[64 << 10];
     int length;
+
+    /**
+     * Room for more than {@code size} bytes, in a power of two, so that a thread reading files of
+     * every size allocates a few buffers at most.
+     */
+    private static int roomFor(long size) {
+      long room = Long.highestOneBit(Math.max(size, 1)) << 1;
+      return (int) Math.min(room, MAX_DOCUMENT_BYTES);
+    }
 
     /**
      * Reads at most {@link #MAX_DOCUMENT_BYTES} of {@code file}, opened through {@link
@@ -219,11 +228,13 @@ final class Documents {
      */
     void read(FileScope scope, Path file, long expected) throws IOException {
       length = 0;
+      if (bytes.length <= expected && bytes.length < MAX_DOCUMENT_BYTES) {
+        bytes = new byte[roomFor(expected)];
+      }
       try (SeekableByteChannel channel = scope.openRead(file)) {
         while (length < MAX_DOCUMENT_BYTES) {
           if (length == bytes.length) {
-            long wanted = Math.max(expected + 1, (long) bytes.length * 2);
-            bytes = Arrays.copyOf(bytes, (int) Math.min(wanted, MAX_DOCUMENT_BYTES));
+            bytes = Arrays.copyOf(bytes, roomFor(length)); // the file grew since the walk
           }
           int room = Math.min(bytes.length - length, PIECE);
           int n = channel.read(ByteBuffer.wrap(bytes, length, room));

@@ -9,6 +9,9 @@ import io.asyncjobs.kinds.deepsearch.QueryPlan.Leaf;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -69,6 +72,13 @@ final class Prefilter {
   private final QueryPlan plan;
   private final Analyzer analyzer;
   private final MemoryIndex titleIndex = new MemoryIndex(false, false);
+
+  /** The tokens of the title being looked at, in order (a title has no gaps in positions). */
+  private final List<String> titleTokens = new ArrayList<>();
+
+  /** Whether {@link #titleIndex} holds the title being looked at. */
+  private boolean titleIndexed;
+
   private final MemoryIndex documentIndex = new MemoryIndex(false, false);
 
   /** Per word of the plan: whether a body leaf needs every occurrence counted, not just one. */
@@ -104,6 +114,7 @@ final class Prefilter {
       facts.inBody[i] = counts[i].sure() > 0;
       absent[i] = counts[i].sure() == 0 && !counts[i].open() && raw.absenceHolds(word);
     }
+    titleIndexed = false;
     if (title != null) {
       titleFacts(title, facts);
     }
@@ -114,7 +125,7 @@ final class Prefilter {
       } else if (leaf.kind == Kind.NEVER) {
         verdict = FALSE;
       } else if (leaf.title() && title != null) {
-        verdict = matches(titleIndex, leaf.query) ? TRUE : FALSE;
+        verdict = titleMatches(title, leaf) ? TRUE : FALSE;
       } else {
         byte fromBytes = fromBytes(leaf, raw, counts, absent, facts);
         if (leaf.title()) {
@@ -182,16 +193,49 @@ final class Prefilter {
     }
   }
 
+  /**
+   * Whether a leaf on the title matches a known title: from its tokens for a word, a phrase without
+   * slop, a prefix or wildcard; through an index of the title for anything else.
+   */
+  private boolean titleMatches(String title, Leaf leaf) {
+    switch (leaf.kind) {
+      case TERM -> {
+        return titleTokens.contains(leaf.texts[0]);
+      }
+      case PHRASE -> {
+        if (leaf.exact) {
+          return Collections.indexOfSubList(titleTokens, Arrays.asList(leaf.texts)) >= 0;
+        }
+      }
+      case PREFIX -> {
+        for (String token : titleTokens) {
+          if (leaf.accepts.test(token)) {
+            return true;
+          }
+        }
+        return false;
+      }
+      default -> {}
+    }
+    if (!titleIndexed) {
+      titleIndex.reset();
+      titleIndex.addField(QueryPlan.TITLE, title, analyzer);
+      titleIndexed = true;
+    }
+    return matches(titleIndex, leaf.query);
+  }
+
   private void titleFacts(String title, Facts facts) {
-    titleIndex.reset();
-    titleIndex.addField(QueryPlan.TITLE, title, analyzer);
     Map<String, Integer> tokens = new HashMap<>();
+    titleTokens.clear();
     int count = 0;
     try (TokenStream stream = analyzer.tokenStream(QueryPlan.TITLE, title)) {
       CharTermAttribute term = stream.addAttribute(CharTermAttribute.class);
       stream.reset();
       while (stream.incrementToken()) {
-        tokens.merge(term.toString(), 1, Integer::sum);
+        String token = term.toString();
+        titleTokens.add(token);
+        tokens.merge(token, 1, Integer::sum);
         count++;
       }
       stream.end();

@@ -300,22 +300,34 @@ final class RawText {
   }
 
   /**
-   * {@link #indexOf(byte[], int)} for a word that starts before {@code limit}. Looks for the word's
-   * rarest letter eight bytes at a time, then compares the rest.
+   * {@link #indexOf(byte[], int)} for a word that starts before {@code limit}. Looks eight bytes at
+   * a time for the word's rarest pair of letters (either case: setting bit 5 folds a letter's two
+   * cases together, and maps nothing else onto a letter), then compares the rest.
    */
   private int indexOf(byte[] word, int from, int limit) {
     int n = word.length;
-    int pivot = rarest(word);
-    byte lower = word[pivot];
-    byte upper = lower >= 'a' && lower <= 'z' ? (byte) (lower - 32) : lower;
-    long lowers = (lower & 0xffL) * ONES;
-    long uppers = (upper & 0xffL) * ONES;
     int lastStart = Math.min(length - n, limit - 1);
+    if (lastStart < from) {
+      return -1;
+    }
+    if (n == 1) {
+      return indexOfLetter(word[0], from, lastStart + 1);
+    }
+    if (word != pivotOf) {
+      pivotOf = word;
+      pivot = rarestPair(word);
+    }
+    int pivot = this.pivot;
+    long first = (word[pivot] & 0xffL) * ONES;
+    long second = (word[pivot + 1] & 0xffL) * ONES;
+    long fold = 0x20 * ONES;
     int i = from + pivot;
     int lastPivot = lastStart + pivot;
+    // Both loads stay inside the bytes: i + 1 + 8 <= lastPivot + 1 + 8 <= length.
     for (; i + 8 <= lastPivot + 1; i += 8) {
       long x = (long) LONGS.get(bytes, i);
-      long found = zeros(x ^ lowers) | zeros(x ^ uppers);
+      long y = (long) LONGS.get(bytes, i + 1);
+      long found = zeros((x | fold) ^ first) & zeros((y | fold) ^ second);
       while (found != 0) {
         int start = i + (Long.numberOfTrailingZeros(found) >>> 3) - pivot;
         if (sameLetters(start, word)) {
@@ -325,30 +337,51 @@ final class RawText {
       }
     }
     for (; i <= lastPivot; i++) {
-      byte c = bytes[i];
-      if ((c == lower || c == upper) && sameLetters(i - pivot, word)) {
+      if (sameLetters(i - pivot, word)) {
         return i - pivot;
       }
     }
     return -1;
   }
 
+  /** The first place in {@code [from, to)} of a one-character word, in either case. */
+  private int indexOfLetter(byte letter, int from, int to) {
+    for (int i = from; i < to; i++) {
+      if (LOWER[bytes[i] & 0xff] == letter) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** The word whose rarest pair {@link #pivot} is: phrase() looks for one word many times. */
+  private byte[] pivotOf;
+
+  private int pivot;
+
   /** English letters from the most to the least frequent; digits and the rest rarer still. */
   private static final String FREQUENT = "etaoinshrdlcumwfgypbvkjxqz";
 
-  /** The position of the word's least frequent letter, where a search for it stops least often. */
-  private static int rarest(byte[] word) {
+  /**
+   * Where the word's least frequent pair of neighbouring letters starts, where a search for the
+   * pair stops least often.
+   */
+  private static int rarestPair(byte[] word) {
     int best = 0;
     int bestRank = -1;
-    for (int j = 0; j < word.length; j++) {
-      int rank = FREQUENT.indexOf(word[j]);
-      rank = rank < 0 ? FREQUENT.length() : rank;
+    for (int j = 0; j + 1 < word.length; j++) {
+      int rank = rank(word[j]) + rank(word[j + 1]);
       if (rank > bestRank) {
         best = j;
         bestRank = rank;
       }
     }
     return best;
+  }
+
+  private static int rank(byte letter) {
+    int rank = FREQUENT.indexOf(letter);
+    return rank < 0 ? FREQUENT.length() : rank;
   }
 
   private static boolean letter(int c) {
