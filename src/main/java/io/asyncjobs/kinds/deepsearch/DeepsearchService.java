@@ -532,54 +532,59 @@ public class DeepsearchService extends JobService implements PayloadCheck {
               reportProgress(
                   SCAN_SHARE + CHECK_SHARE * checked.get() / Math.max(1, undecided.size()),
                   (long) documentsScanned.get()));
-    }
-
-    List<Prefilter.Facts> facts = new ArrayList<>(count);
-    List<Integer> matching = new ArrayList<>();
-    for (int i = 0; i < count; i++) {
-      facts.add(scanned[i] == null ? null : scanned[i].facts);
-      if (scanned[i] != null && scanned[i].matched) {
-        matching.add(i);
+      List<Prefilter.Facts> facts = new ArrayList<>(count);
+      List<Integer> matching = new ArrayList<>();
+      for (int i = 0; i < count; i++) {
+        facts.add(scanned[i] == null ? null : scanned[i].facts);
+        if (scanned[i] != null && scanned[i].matched) {
+          matching.add(i);
+        }
       }
-    }
-    CollectionEstimate estimate = new CollectionEstimate(plan, facts);
-    for (int i : matching) {
-      Prefilter.Facts fact = scanned[i].facts;
-      scanned[i].score = plan.score(fact.leaves, leaf -> estimate.score(leaf, fact));
-    }
-    // The best first; ties in walk order, as the full index breaks them (by document number).
-    List<Integer> best = new ArrayList<>(matching);
-    best.sort(
-        (a, b) ->
-            scanned[a].score != scanned[b].score
-                ? Float.compare(scanned[b].score, scanned[a].score)
-                : Integer.compare(a, b));
-    best = best.subList(0, Math.min(limit, best.size()));
-    onDecided.reached();
-
-    Snippets snippets = new Snippets(analyzer, query);
-    List<Map<String, Object>> hits = new ArrayList<>();
-    for (int i : best) {
-      checkInterrupted();
-      Map<String, Object> hit = hit(scope, files.get(i), scanned[i], snippets);
-      if (hit != null) {
-        hits.add(hit);
+      CollectionEstimate estimate = new CollectionEstimate(plan, facts);
+      for (int i : matching) {
+        Prefilter.Facts fact = scanned[i].facts;
+        scanned[i].score = plan.score(fact.leaves, leaf -> estimate.score(leaf, fact));
       }
+      // The best first; ties in walk order, as the full index breaks them (by document number).
+      List<Integer> best = new ArrayList<>(matching);
+      best.sort(
+          (a, b) ->
+              scanned[a].score != scanned[b].score
+                  ? Float.compare(scanned[b].score, scanned[a].score)
+                  : Integer.compare(a, b));
+      best = best.subList(0, Math.min(limit, best.size()));
+      onDecided.reached();
+
+      Snippets snippets = new Snippets(analyzer, query);
+      List<Integer> shown = best;
+      @SuppressWarnings("unchecked")
+      Map<String, Object>[] made = new Map[shown.size()];
+      parallel.forEach(
+          shown.size(),
+          () -> snippets,
+          (own, k) -> made[k] = hit(scope, files.get(shown.get(k)), scanned[shown.get(k)], own),
+          () -> {});
+      List<Map<String, Object>> hits = new ArrayList<>();
+      for (Map<String, Object> hit : made) {
+        if (hit != null) {
+          hits.add(hit); // null: the file is gone since it was scanned
+        }
+      }
+      List<Path> paths = new ArrayList<>();
+      if (listMatching) {
+        matching.forEach(i -> paths.add(files.get(i).path()));
+      }
+      return new Searched(
+          Strategy.PREFILTER,
+          hits,
+          matching.size(),
+          documentsScanned.get(),
+          bytesScanned.get(),
+          walk.unreadable + unreadable.get(),
+          truncated.get(),
+          walk.skippedLinks,
+          paths);
     }
-    List<Path> paths = new ArrayList<>();
-    if (listMatching) {
-      matching.forEach(i -> paths.add(files.get(i).path()));
-    }
-    return new Searched(
-        Strategy.PREFILTER,
-        hits,
-        matching.size(),
-        documentsScanned.get(),
-        bytesScanned.get(),
-        walk.unreadable + unreadable.get(),
-        truncated.get(),
-        walk.skippedLinks,
-        paths);
   }
 
   /** Bytes of a hit's text shown around its first sure match, for its snippets. */

@@ -146,17 +146,33 @@ final class RawText {
     this.bytes = bytes;
     this.length = length;
     // Eight bytes at a time: a mask with the high bit of each byte that may belong to a word, and
-    // a run starts where such a byte follows one that may not.
+    // a run starts where such a byte follows one that may not. HTML also looks for <, & and NUL.
     long previous = 0;
     long or = 0;
     long runs = 0;
+    long lts = 0;
+    long amps = 0;
+    long nuls = 0;
     int i = 0;
-    for (; i + 8 <= length; i += 8) {
-      long x = (long) LONGS.get(bytes, i);
-      or |= x;
-      long word = wordMask(x);
-      runs += Long.bitCount(word & ~((word << 8) | (previous >>> 56)));
-      previous = word;
+    if (html) {
+      for (; i + 8 <= length; i += 8) {
+        long x = (long) LONGS.get(bytes, i);
+        or |= x;
+        long word = wordMask(x);
+        runs += Long.bitCount(word & ~((word << 8) | (previous >>> 56)));
+        previous = word;
+        lts |= zeros(x ^ ('<' * ONES));
+        amps |= zeros(x ^ ('&' * ONES));
+        nuls |= zeros(x);
+      }
+    } else {
+      for (; i + 8 <= length; i += 8) {
+        long x = (long) LONGS.get(bytes, i);
+        or |= x;
+        long word = wordMask(x);
+        runs += Long.bitCount(word & ~((word << 8) | (previous >>> 56)));
+        previous = word;
+      }
     }
     boolean inWord = (previous & (1L << 63)) != 0;
     for (; i < length; i++) {
@@ -168,33 +184,15 @@ final class RawText {
         runs++;
       }
       inWord = word;
+      lts |= c == '<' ? 1 : 0;
+      amps |= c == '&' ? 1 : 0;
+      nuls |= c == 0 ? 1 : 0;
     }
     this.wordRuns = (int) Math.min(Integer.MAX_VALUE, runs);
     this.high = (or & HIGHS) != 0;
-    if (html) {
-      long lts = 0;
-      long amps = 0;
-      long nuls = 0;
-      int j = 0;
-      for (; j + 8 <= length; j += 8) {
-        long x = (long) LONGS.get(bytes, j);
-        lts |= zeros(x ^ ('<' * ONES));
-        amps |= zeros(x ^ ('&' * ONES));
-        nuls |= zeros(x);
-      }
-      for (; j < length; j++) {
-        lts |= bytes[j] == '<' ? 1 : 0;
-        amps |= bytes[j] == '&' ? 1 : 0;
-        nuls |= bytes[j] == 0 ? 1 : 0;
-      }
-      this.lt = lts != 0;
-      this.amp = amps != 0;
-      this.nul = nuls != 0;
-    } else {
-      this.lt = false;
-      this.amp = false;
-      this.nul = false;
-    }
+    this.lt = html && lts != 0;
+    this.amp = html && amps != 0;
+    this.nul = html && nuls != 0;
     this.numericReference = amp && indexOf(new byte[] {'&', '#'}, 0, length) >= 0;
     boolean wideBom = html && startsWithWideBom();
     this.utf8 = !html || (!wideBom && declaresNoOtherCharset());
