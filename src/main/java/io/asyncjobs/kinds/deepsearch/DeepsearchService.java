@@ -45,12 +45,21 @@ import org.apache.lucene.store.NIOFSDirectory;
  * The {@code deepsearch} kind: ranked full-text search over the {@code .txt}, {@code .md} and
  * {@code .html}/{@code .htm} files under one folder of the caller's tree.
  *
- * <p>Each attempt builds a throw-away Lucene index in a folder of its own in the job's artifact
- * folder, ranks the documents with BM25 (the title field weighs twice the body), highlights up to
- * three snippets per hit, writes {@code results.json} under a temporary name of its own and renames
- * it into place, and deletes its index and temporary file whether it succeeds or fails, so two
- * attempts of one job running at once never touch each other's files. The walk follows links only
- * while they stay inside the caller's folder; any other link is skipped and counted. {@link
+ * <p>A query in Lucene's classic syntax whose matches all contain some literal word (see {@link
+ * QueryPlan#prefilters}) is searched without an index: each document is read once, on a small pool
+ * of threads of the attempt's own, and decided from its raw bytes ({@link RawText}, {@link
+ * Prefilter}); a document the bytes cannot decide is extracted and checked exactly with the
+ * analyzer. The matches are ranked with BM25 from the counts the bytes gave and collection
+ * statistics estimated over every document read ({@link CollectionEstimate}); the best {@code
+ * limit} get up to three highlighted snippets ({@link Snippets}). Any other query takes the full
+ * index, the reference the prefiltered search is tested against: every document goes into a
+ * throw-away Lucene index in a folder of the attempt's own in the job's artifact folder ({@link
+ * HitIndex}), deleted whether the attempt succeeds or fails.
+ *
+ * <p>Either way {@code results.json} is written under a temporary name of the attempt's own and
+ * renamed into place, so two attempts of one job running at once never touch each other's files.
+ * The walk follows links only while they stay inside the caller's folder; any other link is skipped
+ * and counted. A cancel or a timeout interrupts the attempt, which stops its threads. {@link
  * #cleanup} removes the artifact folder.
  */
 @ApplicationScoped
