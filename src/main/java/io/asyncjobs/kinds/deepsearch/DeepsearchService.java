@@ -571,7 +571,9 @@ public class DeepsearchService extends JobService implements PayloadCheck {
       parallel.forEach(
           shown.size(),
           () -> snippets,
-          (own, k) -> made[k] = hit(scope, files.get(shown.get(k)), scanned[shown.get(k)], own),
+          (own, k) ->
+              made[k] =
+                  hit(scope, files.get(shown.get(k)), scanned[shown.get(k)], own, plan.literals),
           () -> {});
       List<Map<String, Object>> hits = new ArrayList<>();
       for (Map<String, Object> hit : made) {
@@ -604,10 +606,12 @@ public class DeepsearchService extends JobService implements PayloadCheck {
   /**
    * One hit of a prefiltered search: its title and snippets. Where the body is the file's bytes and
    * the bytes showed where a match is, the snippets come from the stretch of text around the first
-   * such match; otherwise from the whole extracted text. Null when the file is gone.
+   * such match; otherwise from the extracted text, around the first of the query's words in it.
+   * Null when the file is gone.
    */
   private Map<String, Object> hit(
-      FileScope scope, Candidate file, Scanned scanned, Snippets snippets) throws IOException {
+      FileScope scope, Candidate file, Scanned scanned, Snippets snippets, List<String> literals)
+      throws IOException {
     Prefilter.Facts fact = scanned.facts;
     String fileName = file.path().getFileName().toString();
     String title = scanned.title;
@@ -622,7 +626,7 @@ public class DeepsearchService extends JobService implements PayloadCheck {
         byte[] bytes = Documents.read(scope, file.path());
         Documents.Extracted text = Documents.extract(file.type(), bytes, fileName);
         title = text.title();
-        shown = snippets.of(text.body(), false, false);
+        shown = snippets.around(text.body(), literals, SNIPPET_LEAD, SNIPPET_SPAN);
       }
     } catch (FileSystemException | PathRefusedException e) {
       return null; // gone since it was scanned

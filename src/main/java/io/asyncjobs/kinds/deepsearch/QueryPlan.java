@@ -144,6 +144,9 @@ final class QueryPlan {
   /** The distinct words of the TERM and PHRASE leaves: what the collection statistics count. */
   final List<String> words;
 
+  /** Those words and the literal starts of the PREFIX leaves: where snippets are looked for. */
+  final List<String> literals;
+
   private QueryPlan(Node root, List<Leaf> leaves) {
     this.root = root;
     this.leaves = List.copyOf(leaves);
@@ -155,6 +158,12 @@ final class QueryPlan {
       }
     }
     this.words = List.copyOf(distinct);
+    for (Leaf leaf : leaves) {
+      if (leaf.kind == Kind.PREFIX) {
+        distinct.add(new String(leaf.literal, StandardCharsets.US_ASCII));
+      }
+    }
+    this.literals = List.copyOf(distinct);
   }
 
   /** The plan of a query parsed over {@code title} and {@code body}. */

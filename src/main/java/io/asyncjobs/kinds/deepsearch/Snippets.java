@@ -42,6 +42,34 @@ final class Snippets {
   }
 
   /**
+   * Up to {@value HitIndex#SNIPPETS_PER_HIT} snippets of a whole body, taken from the stretch of
+   * {@code span} characters around the first place where one of {@code literals} (lower-case)
+   * occurs in any case, so that a long body is not analysed whole; from its opening when none does.
+   */
+  List<?> around(String body, List<String> literals, int lead, int span) throws IOException {
+    if (body.length() <= span) {
+      return of(body, false, false);
+    }
+    String lower = body.toLowerCase(Locale.ROOT);
+    int first = -1;
+    for (String literal : literals) {
+      int at = lower.length() == body.length() ? lower.indexOf(literal) : -1;
+      if (at >= 0 && (first < 0 || at < first)) {
+        first = at;
+      }
+    }
+    int from = Math.max(0, first - lead);
+    int to = Math.min(body.length(), from + span);
+    while (from > 0 && from < to && !Character.isWhitespace(body.charAt(from - 1))) {
+      from++; // start after a space, so no word is cut
+    }
+    while (to < body.length() && to > from && !Character.isWhitespace(body.charAt(to))) {
+      to--;
+    }
+    return of(body.substring(from, to), from > 0, to < body.length());
+  }
+
+  /**
    * Up to {@value HitIndex#SNIPPETS_PER_HIT} snippets of {@code text}, a document's body or a
    * stretch of it.
    *
