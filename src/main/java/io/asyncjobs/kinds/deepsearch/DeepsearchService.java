@@ -22,37 +22,22 @@ import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.text.BreakIterator;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.analysis.standard.StandardAnalyzer;
-import org.apache.lucene.document.Document;
-import org.apache.lucene.document.Field;
-import org.apache.lucene.document.FieldType;
-import org.apache.lucene.document.StoredField;
-import org.apache.lucene.document.TextField;
-import org.apache.lucene.index.DirectoryReader;
-import org.apache.lucene.index.IndexOptions;
-import org.apache.lucene.index.IndexWriter;
-import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.queryparser.classic.MultiFieldQueryParser;
 import org.apache.lucene.queryparser.classic.ParseException;
-import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
-import org.apache.lucene.search.ScoreDoc;
-import org.apache.lucene.search.TopDocs;
-import org.apache.lucene.search.TopScoreDocCollectorManager;
-import org.apache.lucene.search.uhighlight.LengthGoalBreakIterator;
-import org.apache.lucene.search.uhighlight.UnifiedHighlighter;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.NIOFSDirectory;
 
@@ -60,12 +45,21 @@ import org.apache.lucene.store.NIOFSDirectory;
  * The {@code deepsearch} kind: ranked full-text search over the {@code .txt}, {@code .md} and
  * {@code .html}/{@code .htm} files under one folder of the caller's tree.
  *
- * <p>Each attempt builds a throw-away Lucene index in a folder of its own in the job's artifact
- * folder, ranks the documents with BM25 (the title field weighs twice the body), highlights up to
- * three snippets per hit, writes {@code results.json} under a temporary name of its own and renames
- * it into place, and deletes its index and temporary file whether it succeeds or fails, so two
- * attempts of one job running at once never touch each other's files. The walk follows links only
- * while they stay inside the caller's folder; any other link is skipped and counted. {@link
+ * <p>A query in Lucene's classic syntax whose matches all contain some literal word (see {@link
+ * QueryPlan#prefilters}) is searched without an index: each document is read once, on a small pool
+ * of threads of the attempt's own, and decided from its raw bytes ({@link RawText}, {@link
+ * Prefilter}); a document the bytes cannot decide is extracted and checked exactly with the
+ * analyzer. The matches are ranked with BM25 from the counts the bytes gave and collection
+ * statistics estimated over every document read ({@link CollectionEstimate}); the best {@code
+ * limit} get up to three highlighted snippets ({@link Snippets}). Any other query takes the full
+ * index, the reference the prefiltered search is tested against: every document goes into a
+ * throw-away Lucene index in a folder of the attempt's own in the job's artifact folder ({@link
+ * HitIndex}), deleted whether the attempt succeeds or fails.
+ *
+ * <p>Either way {@code results.json} is written under a temporary name of the attempt's own and
+ * renamed into place, so two attempts of one job running at once never touch each other's files.
+ * The walk follows links only while they stay inside the caller's folder; any other link is skipped
+ * and counted. A cancel or a timeout interrupts the attempt, which stops its threads. {@link
  * #cleanup} removes the artifact folder.
  */
 @ApplicationScoped
@@ -92,33 +86,23 @@ public class DeepsearchService extends JobService implements PayloadCheck {
   /** Longest query a payload may hold. */
   static final int MAX_QUERY = 2000;
 
-  /** Snippets shown per hit. */
-  static final int SNIPPETS_PER_HIT = 3;
-
   /** The indexed fields a query searches, and their weights. */
-  static final Map<String, Float> FIELDS = Map.of("title", 2.0f, "body", 1.0f);
+  static final Map<String, Float> FIELDS = Map.of(QueryPlan.TITLE, 2.0f, QueryPlan.BODY, 1.0f);
 
-  private static final String TITLE = "title";
-  private static final String BODY = "body";
-  private static final String PATH = "path";
-
-  /** The body: tokenized, stored for snippets, with offsets so snippets need no re-analysis. */
-  private static final FieldType BODY_TYPE = new FieldType(TextField.TYPE_STORED);
-
-  static {
-    BODY_TYPE.setIndexOptions(IndexOptions.DOCS_AND_FREQS_AND_POSITIONS_AND_OFFSETS);
-    BODY_TYPE.freeze();
-  }
-
-  /** The share of the progress bar that indexing takes; searching and writing take the rest. */
+  /** The share of the progress bar that indexing takes (full index); ranking takes the rest. */
   private static final double INDEXING_SHARE = 0.9;
+
+  /** Prefiltered: the share that scanning takes, then the exact checks; ranking the rest. */
+  private static final double SCAN_SHARE = 0.8;
+
+  private static final double CHECK_SHARE = 0.1;
 
   private final FileScopes scopes;
   private final Artifacts artifacts;
   private final ObjectMapper json;
 
   /** Where a test runs something half-way through an attempt. */
-  private volatile Checkpoint onIndexed = Checkpoint.NONE;
+  private volatile Checkpoint onDecided = Checkpoint.NONE;
 
   DeepsearchService(FileScopes scopes, Artifacts artifacts, ObjectMapper json) {
     this.scopes = scopes;
@@ -127,11 +111,12 @@ public class DeepsearchService extends JobService implements PayloadCheck {
   }
 
   /**
-   * Sets what runs once an attempt has built its index, right before it searches it: a test's way
-   * to run another attempt meanwhile.
+   * Sets what runs once an attempt knows which documents match (it has built its full index, or
+   * decided every document), right before it ranks them: a test's way to run another attempt
+   * meanwhile.
    */
-  void whenIndexed(Checkpoint hook) {
-    this.onIndexed = Checkpoint.orNone(hook);
+  void whenDecided(Checkpoint hook) {
+    this.onDecided = Checkpoint.orNone(hook);
   }
 
   @Override
@@ -205,20 +190,43 @@ public class DeepsearchService extends JobService implements PayloadCheck {
 
   private static Query parse(String query, Analyzer analyzer) throws ParseException {
     MultiFieldQueryParser parser =
-        new MultiFieldQueryParser(new String[] {TITLE, BODY}, analyzer, FIELDS);
+        new MultiFieldQueryParser(new String[] {QueryPlan.TITLE, QueryPlan.BODY}, analyzer, FIELDS);
     return parser.parse(query);
   }
 
-  /** A file that will be indexed: the path the walk reached it by, its type and size. */
-  private record Candidate(Path path, Documents.Type type, long size) {}
+  /** A file to search: the path the walk reached it by, its type and size. */
+  record Candidate(Path path, Documents.Type type, long size) {}
 
   /** What the walk found. */
-  private static final class Walk {
+  static final class Walk {
     final List<Candidate> files = new ArrayList<>();
     long bytes;
     int skippedLinks;
     int unreadable;
   }
+
+  /** How an attempt searches: which documents it indexes. */
+  enum Strategy {
+    /**
+     * Index every document read: the reference, and the way for queries the prefilter cannot
+     * narrow.
+     */
+    FULL_INDEX,
+    /** Decide documents from their bytes, index only the best matches for ranking and snippets. */
+    PREFILTER
+  }
+
+  /** What a search found, and what it read. */
+  record Searched(
+      Strategy strategy,
+      List<Map<String, Object>> hits,
+      long total,
+      int documents,
+      long bytesRead,
+      int unreadable,
+      int truncated,
+      int skippedLinks,
+      List<Path> matching) {}
 
   @Override
   protected Map<String, Object> process(Job job) throws Exception {
@@ -231,37 +239,55 @@ public class DeepsearchService extends JobService implements PayloadCheck {
       throw new IllegalStateException("\"" + rootName + "\" is no longer a folder");
     }
     try {
-      return search(job, scope, root, queryText, limit);
+      Path folder = artifacts.folder(KIND, job.uid);
+      Searched searched = search(scope, root, queryText, limit, folder, null, false);
+      Map<String, Object> outcome = publish(job, folder, searched);
+      reportProgress(1.0, (long) searched.documents());
+      return outcome;
     } catch (FileSystemException e) {
       // Its message holds absolute paths; the caller sees its own names instead.
       throw new IOException(describe(e, scope), e);
     }
   }
 
-  private Map<String, Object> search(
-      Job job, FileScope scope, Path root, String queryText, int limit) throws Exception {
-    Path folder = artifacts.folder(KIND, job.uid);
-    // This attempt's own index: another attempt of the job (an old owner still searching, say) may
-    // be using its own in the same folder, and must find it as it left it. So an index a crashed
-    // attempt left stays until the job expires: it cannot be told from a live one.
-    Path indexDir = Artifacts.partial(folder.resolve("index"));
+  /**
+   * Searches the documents under {@code root}.
+   *
+   * @param folder where a full-index attempt keeps its index, in a folder of its own
+   * @param strategy how to search; null chooses: the prefilter when the query allows one
+   * @param listMatching whether to list every matching file (tests compare the strategies)
+   */
+  Searched search(
+      FileScope scope,
+      Path root,
+      String queryText,
+      int limit,
+      Path folder,
+      Strategy strategy,
+      boolean listMatching)
+      throws Exception {
     try (Analyzer analyzer = analyzer()) {
       Query query = parse(queryText, analyzer);
+      QueryPlan plan = QueryPlan.of(query);
       Walk walk = walk(scope, root);
-      Map<String, Object> outcome;
-      // Not FSDirectory.open, which picks MMapDirectory: that one finds its Java 19+ reader through
-      // a reflective MethodHandles look-up and maps files through shared memory arenas, which a
-      // native executable lacks (its class initializer fails there). The index is written once,
-      // searched once and deleted, so plain positional reads cost nothing that matters.
+      Strategy chosen =
+          strategy != null ? strategy : plan.prefilters ? Strategy.PREFILTER : Strategy.FULL_INDEX;
+      if (chosen == Strategy.PREFILTER) {
+        return prefiltered(scope, walk, query, plan, limit, analyzer, listMatching);
+      }
+      // This attempt's own index: another attempt of the job (an old owner still searching, say)
+      // may be using its own in the same folder, and must find it as it left it. So an index a
+      // crashed attempt left stays until the job expires: it cannot be told from a live one.
+      Path indexDir = Artifacts.partial(folder.resolve("index"));
+      // Not FSDirectory.open, which picks MMapDirectory: that one finds its Java 19+ reader
+      // through a reflective MethodHandles look-up and maps files through shared memory arenas,
+      // which a native executable lacks (its class initializer fails there). The index is written
+      // once, searched once and deleted, so plain positional reads cost nothing that matters.
       try (Directory directory = new NIOFSDirectory(indexDir)) {
-        Indexed indexed = index(scope, walk, directory, analyzer);
-        onIndexed.reached();
-        outcome = rank(job, scope, query, limit, directory, analyzer, folder, indexed, walk);
+        return fullIndex(scope, walk, query, limit, directory, analyzer, listMatching);
       } finally {
         Trees.delete(indexDir);
       }
-      reportProgress(1.0, ((Number) outcome.get("item_count")).longValue());
-      return outcome;
     }
   }
 
@@ -345,21 +371,25 @@ public class DeepsearchService extends JobService implements PayloadCheck {
     return key != null ? key : path.toRealPath();
   }
 
-  /** What indexing did. */
-  private record Indexed(int documents, long bytesRead, int unreadable, int truncated) {}
-
-  private Indexed index(FileScope scope, Walk walk, Directory directory, Analyzer analyzer)
+  /**
+   * The full-index search: every document read is extracted and indexed, and the index itself gives
+   * the statistics BM25 ranks with. The reference the prefilter is tested against, and the search
+   * for queries the prefilter cannot narrow.
+   */
+  private Searched fullIndex(
+      FileScope scope,
+      Walk walk,
+      Query query,
+      int limit,
+      Directory directory,
+      Analyzer analyzer,
+      boolean listMatching)
       throws IOException, InterruptedException {
-    IndexWriterConfig config =
-        new IndexWriterConfig(analyzer)
-            .setOpenMode(IndexWriterConfig.OpenMode.CREATE)
-            .setRAMBufferSizeMB(32)
-            .setCommitOnClose(true);
     int documents = 0;
     int unreadable = 0;
     int truncated = 0;
     long bytesRead = 0;
-    try (IndexWriter writer = new IndexWriter(directory, config)) {
+    try (HitIndex index = new HitIndex(directory, analyzer)) {
       for (Candidate file : walk.files) {
         checkInterrupted();
         byte[] bytes;
@@ -375,11 +405,7 @@ public class DeepsearchService extends JobService implements PayloadCheck {
         if (file.size() > bytes.length) {
           truncated++;
         }
-        Document doc = new Document();
-        doc.add(new StoredField(PATH, file.path().toString()));
-        doc.add(new TextField(TITLE, text.title(), Field.Store.YES));
-        doc.add(new Field(BODY, text.body(), BODY_TYPE));
-        writer.addDocument(doc);
+        index.add(file.path(), text);
         documents++;
         double done =
             walk.bytes == 0
@@ -387,69 +413,240 @@ public class DeepsearchService extends JobService implements PayloadCheck {
                 : Math.min(1.0, (double) bytesRead / walk.bytes);
         reportProgress(INDEXING_SHARE * done, (long) documents);
       }
+      index.commit();
+      onDecided.reached();
+      HitIndex.Found found = index.search(query, limit, scope);
+      return new Searched(
+          Strategy.FULL_INDEX,
+          found.hits(),
+          found.total(),
+          documents,
+          bytesRead,
+          walk.unreadable + unreadable,
+          truncated,
+          walk.skippedLinks,
+          listMatching ? index.matching(query) : List.of());
     }
-    return new Indexed(documents, bytesRead, unreadable, truncated);
   }
 
-  private Map<String, Object> rank(
-      Job job,
-      FileScope scope,
-      Query query,
-      int limit,
-      Directory directory,
-      Analyzer analyzer,
-      Path folder,
-      Indexed indexed,
-      Walk walk)
-      throws IOException {
-    List<Map<String, Object>> hits = new ArrayList<>();
-    long total;
-    try (DirectoryReader reader = DirectoryReader.open(directory)) {
-      IndexSearcher searcher = new IndexSearcher(reader);
-      // Count every hit exactly, not just up to the default threshold.
-      TopDocs top =
-          searcher.search(query, new TopScoreDocCollectorManager(limit, Integer.MAX_VALUE));
-      total = top.totalHits.value;
-      SnippetHighlighter highlighter =
-          new SnippetHighlighter(
-              UnifiedHighlighter.builder(searcher, analyzer)
-                  .withMaxLength(Documents.MAX_DOCUMENT_BYTES)
-                  .withFormatter(new SnippetFormatter())
-                  // Passages of about 160 characters cut at word boundaries. Sentence
-                  // boundaries read better but the JDK's sentence iterator backs up a long way
-                  // for every hit: on a few MB of text with thousands of hits that took
-                  // minutes per document, while a word boundary is always close by.
-                  .withBreakIterator(
-                      () ->
-                          LengthGoalBreakIterator.createClosestToLength(
-                              BreakIterator.getWordInstance(Locale.ROOT), 160, 0.5f))
-                  .withMaxNoHighlightPassages(1));
-      int[] docIds = new int[top.scoreDocs.length];
-      for (int i = 0; i < docIds.length; i++) {
-        docIds[i] = top.scoreDocs[i].doc;
-      }
-      Object[] snippets =
-          docIds.length == 0
-              ? new Object[0]
-              : highlighter.snippets(BODY, query, docIds, SNIPPETS_PER_HIT);
-      for (int i = 0; i < top.scoreDocs.length; i++) {
-        ScoreDoc hit = top.scoreDocs[i];
-        Document doc = searcher.storedFields().document(hit.doc, Set.of(PATH, TITLE));
-        Map<String, Object> entry = new LinkedHashMap<>();
-        entry.put("path", scope.nameOf(Path.of(doc.get(PATH))));
-        entry.put("title", doc.get(TITLE));
-        entry.put("score", hit.score);
-        entry.put("snippets", snippets[i] == null ? List.of() : snippets[i]);
-        hits.add(entry);
-      }
-    }
+  /** What a prefiltered search keeps per document: its facts, and the exact verdict if checked. */
+  private static final class Scanned {
+    Prefilter.Facts facts;
+    boolean matched;
+    float score;
 
+    /** The title, when known without parsing; whether the body is the file's bytes. */
+    String title;
+
+    boolean plain;
+  }
+
+  /** The state of one scanning thread. */
+  private record Scanner(Documents.Buffer buffer, Prefilter prefilter) {}
+
+  /**
+   * The prefiltered search. Every document is read once and decided from its bytes where they can
+   * tell (see {@link RawText}); those they cannot are extracted and checked exactly with the
+   * analyzer. The matching documents are ranked with BM25 from the counts the bytes gave and
+   * collection statistics estimated over every document read ({@link CollectionEstimate}); the best
+   * {@code limit} get their snippets. Nothing is indexed.
+   */
+  private Searched prefiltered(
+      FileScope scope,
+      Walk walk,
+      Query query,
+      QueryPlan plan,
+      int limit,
+      Analyzer analyzer,
+      boolean listMatching)
+      throws Exception {
+    List<Candidate> files = walk.files;
+    int count = files.size();
+    Scanned[] scanned = new Scanned[count];
+    AtomicLong bytesScanned = new AtomicLong();
+    AtomicInteger documentsScanned = new AtomicInteger();
+    AtomicInteger unreadable = new AtomicInteger();
+    AtomicInteger truncated = new AtomicInteger();
+    try (Parallel parallel = new Parallel()) {
+      Runnable scanProgress =
+          () -> {
+            double done =
+                walk.bytes == 0
+                    ? (double) documentsScanned.get() / Math.max(1, count)
+                    : Math.min(1.0, (double) bytesScanned.get() / walk.bytes);
+            reportProgress(SCAN_SHARE * done, (long) documentsScanned.get());
+          };
+      parallel.forEach(
+          count,
+          () -> new Scanner(new Documents.Buffer(), new Prefilter(plan, analyzer)),
+          (scanner, i) -> {
+            Candidate file = files.get(i);
+            Documents.Buffer buffer = scanner.buffer();
+            try {
+              buffer.read(scope, file.path(), file.size());
+            } catch (FileSystemException | PathRefusedException e) {
+              unreadable.incrementAndGet(); // vanished, not readable, or now a link
+              return;
+            }
+            String fileName = file.path().getFileName().toString();
+            RawText raw =
+                new RawText(buffer.bytes, buffer.length, file.type() == Documents.Type.HTML);
+            String title =
+                switch (file.type()) {
+                  case TEXT -> fileName;
+                  case MARKDOWN ->
+                      Documents.markdownTitle(buffer.bytes, buffer.length).orElse(fileName);
+                  case HTML -> raw.plain ? fileName : null;
+                };
+            Scanned entry = new Scanned();
+            entry.title = title;
+            entry.plain = raw.plain;
+            entry.facts = scanner.prefilter().scan(raw, title, fileName);
+            entry.matched = entry.facts.verdict == QueryPlan.TRUE;
+            scanned[i] = entry;
+            if (file.size() > buffer.length) {
+              truncated.incrementAndGet();
+            }
+            bytesScanned.addAndGet(buffer.length);
+            documentsScanned.incrementAndGet();
+          },
+          scanProgress);
+
+      // The documents the bytes could not decide: extracted and checked exactly.
+      List<Integer> undecided = new ArrayList<>();
+      for (int i = 0; i < count; i++) {
+        if (scanned[i] != null && scanned[i].facts.verdict == QueryPlan.UNKNOWN) {
+          undecided.add(i);
+        }
+      }
+      AtomicInteger checked = new AtomicInteger();
+      parallel.forEach(
+          undecided.size(),
+          () -> new Prefilter(plan, analyzer),
+          (prefilter, k) -> {
+            int i = undecided.get(k);
+            Candidate file = files.get(i);
+            Documents.Extracted text;
+            try {
+              byte[] bytes = Documents.read(scope, file.path());
+              text = Documents.extract(file.type(), bytes, file.path().getFileName().toString());
+            } catch (FileSystemException | PathRefusedException e) {
+              return; // gone since it was scanned: no match
+            }
+            scanned[i].matched = prefilter.check(query, text);
+            scanned[i].plain = false; // its snippets come from the whole text
+            checked.incrementAndGet();
+          },
+          () ->
+              reportProgress(
+                  SCAN_SHARE + CHECK_SHARE * checked.get() / Math.max(1, undecided.size()),
+                  (long) documentsScanned.get()));
+      List<Prefilter.Facts> facts = new ArrayList<>(count);
+      List<Integer> matching = new ArrayList<>();
+      for (int i = 0; i < count; i++) {
+        facts.add(scanned[i] == null ? null : scanned[i].facts);
+        if (scanned[i] != null && scanned[i].matched) {
+          matching.add(i);
+        }
+      }
+      CollectionEstimate estimate = new CollectionEstimate(plan, facts);
+      for (int i : matching) {
+        Prefilter.Facts fact = scanned[i].facts;
+        scanned[i].score = plan.score(fact.leaves, leaf -> estimate.score(leaf, fact));
+      }
+      // The best first; ties in walk order, as the full index breaks them (by document number).
+      List<Integer> best = new ArrayList<>(matching);
+      best.sort(
+          (a, b) ->
+              scanned[a].score != scanned[b].score
+                  ? Float.compare(scanned[b].score, scanned[a].score)
+                  : Integer.compare(a, b));
+      best = best.subList(0, Math.min(limit, best.size()));
+      onDecided.reached();
+
+      Snippets snippets = new Snippets(analyzer, query);
+      List<Integer> shown = best;
+      @SuppressWarnings("unchecked")
+      Map<String, Object>[] made = new Map[shown.size()];
+      parallel.forEach(
+          shown.size(),
+          () -> snippets,
+          (own, k) ->
+              made[k] =
+                  hit(scope, files.get(shown.get(k)), scanned[shown.get(k)], own, plan.literals),
+          () -> {});
+      List<Map<String, Object>> hits = new ArrayList<>();
+      for (Map<String, Object> hit : made) {
+        if (hit != null) {
+          hits.add(hit); // null: the file is gone since it was scanned
+        }
+      }
+      List<Path> paths = new ArrayList<>();
+      if (listMatching) {
+        matching.forEach(i -> paths.add(files.get(i).path()));
+      }
+      return new Searched(
+          Strategy.PREFILTER,
+          hits,
+          matching.size(),
+          documentsScanned.get(),
+          bytesScanned.get(),
+          walk.unreadable + unreadable.get(),
+          truncated.get(),
+          walk.skippedLinks,
+          paths);
+    }
+  }
+
+  /** Bytes of a hit's text shown around its first sure match, for its snippets. */
+  private static final int SNIPPET_LEAD = 1 << 10;
+
+  private static final int SNIPPET_SPAN = 16 << 10;
+
+  /**
+   * One hit of a prefiltered search: its title and snippets. Where the body is the file's bytes and
+   * the bytes showed where a match is, the snippets come from the stretch of text around the first
+   * such match; otherwise from the extracted text, around the first of the query's words in it.
+   * Null when the file is gone.
+   */
+  private Map<String, Object> hit(
+      FileScope scope, Candidate file, Scanned scanned, Snippets snippets, List<String> literals)
+      throws IOException {
+    Prefilter.Facts fact = scanned.facts;
+    String fileName = file.path().getFileName().toString();
+    String title = scanned.title;
+    List<?> shown;
+    try {
+      if (title != null && scanned.plain) {
+        int from = Math.max(0, fact.firstMatch - SNIPPET_LEAD);
+        Documents.Stretch stretch =
+            Documents.readStretch(scope, file.path(), Math.max(0, from), SNIPPET_SPAN);
+        shown = snippets.of(stretch.text(), stretch.moreBefore(), stretch.moreAfter());
+      } else {
+        byte[] bytes = Documents.read(scope, file.path());
+        Documents.Extracted text = Documents.extract(file.type(), bytes, fileName);
+        title = text.title();
+        shown = snippets.around(text.body(), literals, SNIPPET_LEAD, SNIPPET_SPAN);
+      }
+    } catch (FileSystemException | PathRefusedException e) {
+      return null; // gone since it was scanned
+    }
+    Map<String, Object> hit = new LinkedHashMap<>();
+    hit.put("path", scope.nameOf(file.path()));
+    hit.put("title", title);
+    hit.put("score", scanned.score);
+    hit.put("snippets", shown);
+    return hit;
+  }
+
+  /** Writes results.json under a name of this attempt's own, renames it into place. */
+  private Map<String, Object> publish(Job job, Path folder, Searched searched) throws IOException {
     Map<String, Object> results = new LinkedHashMap<>();
     results.put("query", job.payload.get("query"));
     results.put("root", job.payload.get("root"));
-    results.put("documents_searched", indexed.documents());
-    results.put("total_hits", total);
-    results.put("hits", hits);
+    results.put("documents_searched", searched.documents());
+    results.put("total_hits", searched.total());
+    results.put("hits", searched.hits());
     Path target = folder.resolve(RESULTS);
     Path partial = Artifacts.partial(target);
     try {
@@ -463,29 +660,15 @@ public class DeepsearchService extends JobService implements PayloadCheck {
 
     Map<String, Object> result = new LinkedHashMap<>();
     result.put(RESULT_FILE, artifacts.relative(target));
-    result.put("hits", hits.size());
-    result.put("total", total);
-    result.put("skipped_links", walk.skippedLinks);
-    result.put("unreadable", walk.unreadable + indexed.unreadable());
-    result.put("truncated", indexed.truncated());
-    result.put("item_count", indexed.documents());
-    result.put("bytes_in", indexed.bytesRead());
+    result.put("hits", searched.hits().size());
+    result.put("total", searched.total());
+    result.put("skipped_links", searched.skippedLinks());
+    result.put("unreadable", searched.unreadable());
+    result.put("truncated", searched.truncated());
+    result.put("item_count", searched.documents());
+    result.put("bytes_in", searched.bytesRead());
     result.put("bytes_out", Files.size(target));
     return result;
-  }
-
-  /** A highlighter whose snippets come back as the formatter made them: a list per document. */
-  private static final class SnippetHighlighter extends UnifiedHighlighter {
-
-    SnippetHighlighter(UnifiedHighlighter.Builder builder) {
-      super(builder);
-    }
-
-    /** The formatter's output for each of {@code docIds}, in their order; null for none. */
-    Object[] snippets(String field, Query query, int[] docIds, int perDocument) throws IOException {
-      return highlightFieldsAsObjects(new String[] {field}, query, docIds, new int[] {perDocument})
-          .get(field);
-    }
   }
 
   private static void checkInterrupted() throws InterruptedException {

@@ -4,8 +4,11 @@ import io.asyncjobs.files.FileScope;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.regex.Matcher;
@@ -99,5 +102,148 @@ final class Documents {
   static Optional<String> markdownTitle(String text) {
     Matcher heading = ATX_HEADING.matcher(text);
     return heading.find() ? Optional.of(heading.group(1).strip()) : Optional.empty();
+  }
+
+  /**
+   * {@link #markdownTitle(String)} of the UTF-8 text in {@code bytes[0, length)}, decoding only the
+   * lines that hold a {@code #}. A heading never spans a {@code \n} or {@code \r} (neither the
+   * pattern's spaces, its {@code .} nor its {@code \S} take them), and those bytes are never part
+   * of a multi-byte character, so the first such line with a heading holds the first heading.
+   */
+  static Optional<String> markdownTitle(byte[] bytes, int length) {
+    int from = 0;
+    while (from < length) {
+      int hash = RawText.indexOfByte(bytes, from, length, (byte) '#');
+      if (hash < 0) {
+        return Optional.empty();
+      }
+      int start = hash;
+      while (start > 0 && bytes[start - 1] != '\n' && bytes[start - 1] != '\r') {
+        start--;
+      }
+      int end = hash;
+      while (end < length && bytes[end] != '\n' && bytes[end] != '\r') {
+        end++;
+      }
+      Optional<String> title =
+          markdownTitle(new String(bytes, start, end - start, StandardCharsets.UTF_8));
+      if (title.isPresent()) {
+        return title;
+      }
+      from = end;
+    }
+    return Optional.empty();
+  }
+
+  /** A stretch of a document's text, and whether the document goes on before and after it. */
+  record Stretch(String text, boolean moreBefore, boolean moreAfter) {}
+
+  /**
+   * About {@code span} bytes of a text file from {@code from} on (within its first {@link
+   * #MAX_DOCUMENT_BYTES}), cut at spaces where one is near, never inside a character, as text.
+   */
+  static Stretch readStretch(FileScope scope, Path file, long from, int span) throws IOException {
+    byte[] bytes = new byte[span];
+    int length = 0;
+    long size;
+    try (SeekableByteChannel channel = scope.openRead(file)) {
+      size = Math.min(channel.size(), MAX_DOCUMENT_BYTES);
+      long start = Math.min(from, size);
+      channel.position(start);
+      int wanted = (int) Math.min(span, size - start);
+      while (length < wanted) {
+        int n = channel.read(ByteBuffer.wrap(bytes, length, wanted - length));
+        if (n < 0) {
+          break;
+        }
+        length += n;
+      }
+      from = start;
+    }
+    int start = 0;
+    if (from > 0) {
+      start = cut(bytes, 0, Math.min(length, 256), true);
+    }
+    int end = length;
+    if (from + length < size) {
+      end = cut(bytes, Math.max(start, length - 256), length, false);
+    }
+    String text = new String(bytes, start, end - start, StandardCharsets.UTF_8);
+    return new Stretch(text, from + start > 0, from + end < size);
+  }
+
+  /**
+   * Where to cut {@code bytes} within {@code [from, to)}: after the first (or at the last) space,
+   * else at the first (or last) character boundary.
+   */
+  private static int cut(byte[] bytes, int from, int to, boolean forward) {
+    if (forward) {
+      for (int i = from; i < to; i++) {
+        if (bytes[i] == ' ' || bytes[i] == '\n') {
+          return i + 1;
+        }
+      }
+      int i = from;
+      while (i < to && (bytes[i] & 0xc0) == 0x80) {
+        i++;
+      }
+      return i;
+    }
+    for (int i = to - 1; i >= from; i--) {
+      if (bytes[i] == ' ' || bytes[i] == '\n') {
+        return i;
+      }
+    }
+    int i = to;
+    while (i > from && (bytes[i - 1] & 0xc0) == 0x80) {
+      i--;
+    }
+    // Drop a character the stretch may cut: its lead byte and what follows it.
+    return i > from && (bytes[i - 1] & 0xc0) == 0xc0 ? i - 1 : i;
+  }
+
+  /** A reusable buffer that holds the first {@link #MAX_DOCUMENT_BYTES} of one file at a time. */
+  static final class Buffer {
+
+    /** Read in pieces of this size, so that the JDK's own direct buffer for a read stays small. */
+    private static final int PIECE = 1 << 20;
+
+    byte[] bytes = new byte[64 << 10];
+    int length;
+
+    /**
+     * Room for more than {@code size} bytes, in a power of two, so that a thread reading files of
+     * every size allocates a few buffers at most.
+     */
+    private static int roomFor(long size) {
+      long room = Long.highestOneBit(Math.max(size, 1)) << 1;
+      return (int) Math.min(room, MAX_DOCUMENT_BYTES);
+    }
+
+    /**
+     * Reads at most {@link #MAX_DOCUMENT_BYTES} of {@code file}, opened through {@link
+     * FileScope#openRead}: only while it is a regular file inside the scope.
+     *
+     * @param expected the size the walk saw, to size the buffer once
+     */
+    void read(FileScope scope, Path file, long expected) throws IOException {
+      length = 0;
+      if (bytes.length <= expected && bytes.length < MAX_DOCUMENT_BYTES) {
+        bytes = new byte[roomFor(expected)];
+      }
+      try (SeekableByteChannel channel = scope.openRead(file)) {
+        while (length < MAX_DOCUMENT_BYTES) {
+          if (length == bytes.length) {
+            bytes = Arrays.copyOf(bytes, roomFor(length)); // the file grew since the walk
+          }
+          int room = Math.min(bytes.length - length, PIECE);
+          int n = channel.read(ByteBuffer.wrap(bytes, length, room));
+          if (n < 0) {
+            break;
+          }
+          length += n;
+        }
+      }
+    }
   }
 }

@@ -21,6 +21,22 @@ final class SnippetFormatter extends PassageFormatter {
 
   private static final String ELLIPSIS = "\u2026";
 
+  /** Whether the text given is a stretch of a longer one, which goes on before or after it. */
+  private final boolean moreBefore;
+
+  private final boolean moreAfter;
+
+  /** For a whole document's text. */
+  SnippetFormatter() {
+    this(false, false);
+  }
+
+  /** For a stretch of a document's text, that goes on before and or after what is given. */
+  SnippetFormatter(boolean moreBefore, boolean moreAfter) {
+    this.moreBefore = moreBefore;
+    this.moreAfter = moreAfter;
+  }
+
   /** Returns a {@code List<String>}, one snippet per passage, in the order of the text. */
   @Override
   public Object format(Passage[] passages, String content) {
@@ -31,7 +47,7 @@ final class SnippetFormatter extends PassageFormatter {
     return snippets;
   }
 
-  private static String snippet(Passage passage, String content) {
+  private String snippet(Passage passage, String content) {
     int start = passage.getStartOffset();
     int end = Math.min(passage.getEndOffset(), content.length());
     int[] matchStarts = passage.getMatchStarts();
@@ -58,7 +74,7 @@ final class SnippetFormatter extends PassageFormatter {
     StringBuilder out = new StringBuilder(end - start + 32);
     // Passages are cut at word boundaries, so one that does not reach the start (or end) of the
     // text is a fragment: say so.
-    if (textBefore(content, start)) {
+    if (moreBefore || textBefore(content, start)) {
       out.append(ELLIPSIS);
     }
     int pos = start;
@@ -75,7 +91,7 @@ final class SnippetFormatter extends PassageFormatter {
       pos = matchEnd;
     }
     escape(content, pos, end, out);
-    if (textAfter(content, end)) {
+    if (moreAfter || textAfter(content, end)) {
       out.append(ELLIPSIS);
     }
     return out.toString().strip();

@@ -66,7 +66,7 @@ class DeepsearchServiceTest {
 
   @AfterEach
   void settle() throws Exception {
-    ClientProxy.unwrap(service).whenIndexed(null);
+    ClientProxy.unwrap(service).whenDecided(null);
     clock.reset();
     runUntilIdle(service, db);
     Trees.delete(outside);
@@ -340,19 +340,31 @@ class DeepsearchServiceTest {
 
   @Test
   void shouldLetTwoAttemptsOfOneJobSearchAtOnceAndBothLeaveValidResults() throws Exception {
+    // A fuzzy clause ORed in: no prefilter, every document goes into an index of the attempt's own.
+    twoAttemptsAtOnce("owl OR nest~", true);
+  }
+
+  @Test
+  void shouldLetTwoPrefilteredAttemptsOfOneJobSearchAtOnceAndBothLeaveValidResults()
+      throws Exception {
+    // Decided from the bytes: no index, nothing in the artifact folder until the results.
+    twoAttemptsAtOnce("owl", false);
+  }
+
+  void twoAttemptsAtOnce(String query, boolean indexes) throws Exception {
     write("docs/a.md", "# Barn owls\n\nThe barn owl hunts at dusk.");
     write("docs/b.txt", "An owl nests in the old barn.");
     write("docs/c.txt", "Nothing to see here.");
-    UUID uid = enqueue(Map.of("root", "docs", "query", "owl"));
+    UUID uid = enqueue(Map.of("root", "docs", "query", query));
     Job pending = job(uid);
     Path folder = data.root().resolve("artifacts/deepsearch/" + uid);
-    // The first attempt (an old owner that lost the job but is still working) stops once it has
-    // built its index, before it searches it.
+    // The first attempt (an old owner that lost the job but is still working) stops once it knows
+    // which documents match (its index built, if it builds one), before it ranks them.
     CountDownLatch halfWay = new CountDownLatch(1);
     CountDownLatch goOn = new CountDownLatch(1);
     AtomicBoolean first = new AtomicBoolean(true);
     DeepsearchService unwrapped = ClientProxy.unwrap(service);
-    unwrapped.whenIndexed(
+    unwrapped.whenDecided(
         () -> {
           if (first.getAndSet(false)) {
             halfWay.countDown();
@@ -371,16 +383,22 @@ class DeepsearchServiceTest {
     try {
       assertThat(halfWay.await(30, TimeUnit.SECONDS)).isTrue();
       List<String> firstIndex = names(folder);
-      assertThat(firstIndex).singleElement().asString().endsWith(".partial");
-      Path firstIndexDir = folder.resolve(firstIndex.get(0));
-      List<String> firstIndexFiles = names(firstIndexDir);
-      assertThat(firstIndexFiles).isNotEmpty();
+      if (indexes) {
+        assertThat(firstIndex).singleElement().asString().endsWith(".partial");
+        Path firstIndexDir = folder.resolve(firstIndex.get(0));
+        List<String> firstIndexFiles = names(firstIndexDir);
+        assertThat(firstIndexFiles).isNotEmpty();
 
-      // Meanwhile the retry runs through to the end, while the first attempt's index is there.
-      runUntilIdle(service, db);
-      assertThat(paths(results(uid))).containsExactlyInAnyOrder("docs/a.md", "docs/b.txt");
-      assertThat(firstIndexDir).as("the first attempt's index").isDirectory();
-      assertThat(names(firstIndexDir)).isEqualTo(firstIndexFiles);
+        // Meanwhile the retry runs through to the end, while the first attempt's index is there.
+        runUntilIdle(service, db);
+        assertThat(paths(results(uid))).containsExactlyInAnyOrder("docs/a.md", "docs/b.txt");
+        assertThat(firstIndexDir).as("the first attempt's index").isDirectory();
+        assertThat(names(firstIndexDir)).isEqualTo(firstIndexFiles);
+      } else {
+        assertThat(firstIndex).as("what the first attempt wrote so far").isEmpty();
+        runUntilIdle(service, db);
+        assertThat(paths(results(uid))).containsExactlyInAnyOrder("docs/a.md", "docs/b.txt");
+      }
     } finally {
       goOn.countDown();
     }

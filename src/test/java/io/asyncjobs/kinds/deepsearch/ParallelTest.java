@@ -1,0 +1,95 @@
+package io.asyncjobs.kinds.deepsearch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/** The scan threads of one attempt: every document once, and stopped by a cancel or a failure. */
+class ParallelTest {
+
+  @Test
+  void shouldRunEveryIndexOnceWithOneStatePerThread() throws Exception {
+    Set<Integer> seen = ConcurrentHashMap.newKeySet();
+    Set<Object> states = ConcurrentHashMap.newKeySet();
+    AtomicInteger reports = new AtomicInteger();
+    try (Parallel parallel = new Parallel()) {
+      parallel.forEach(
+          500,
+          Object::new,
+          (state, i) -> {
+            states.add(state);
+            assertThat(seen.add(i)).isTrue();
+          },
+          reports::incrementAndGet);
+    }
+    assertThat(seen).hasSize(500);
+    assertThat(states).hasSizeBetween(1, 2);
+  }
+
+  @Test
+  void shouldStopItsThreadsAndThrowWhenTheAttemptIsInterrupted() throws Exception {
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch stopped = new CountDownLatch(1);
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    Thread attempt =
+        new Thread(
+            () -> {
+              try (Parallel parallel = new Parallel()) {
+                parallel.forEach(
+                    1_000_000,
+                    () -> null,
+                    (state, i) -> {
+                      started.countDown();
+                      try {
+                        Thread.sleep(60_000); // a document that takes long to read
+                      } catch (InterruptedException e) {
+                        stopped.countDown();
+                        throw e;
+                      }
+                    },
+                    () -> {});
+              } catch (Throwable e) {
+                thrown.set(e);
+              }
+            });
+    attempt.start();
+    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+    attempt.interrupt(); // what a cancel or a timeout does to the attempt's thread
+    attempt.join(10_000);
+    assertThat(attempt.isAlive()).isFalse();
+    assertThat(thrown.get()).isInstanceOf(InterruptedException.class);
+    assertThat(stopped.await(10, TimeUnit.SECONDS)).as("the worker was interrupted").isTrue();
+  }
+
+  @Test
+  void shouldRethrowAWorkersFailureAndStopTheOthers() {
+    AtomicInteger ran = new AtomicInteger();
+    assertThatThrownBy(
+            () -> {
+              try (Parallel parallel = new Parallel()) {
+                parallel.forEach(
+                    1_000_000,
+                    () -> null,
+                    (state, i) -> {
+                      ran.incrementAndGet();
+                      if (i == 10) {
+                        throw new IOException("disk gone");
+                      }
+                      Thread.sleep(1);
+                    },
+                    () -> {});
+              }
+            })
+        .isInstanceOf(IOException.class)
+        .hasMessage("disk gone");
+    assertThat(ran.get()).isLessThan(10_000);
+  }
+}
