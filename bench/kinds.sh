@@ -17,15 +17,19 @@
 # The phrase deepsearch looks for, and what rg is given to find exactly the same files. Lucene's
 # StandardAnalyzer splits text into words the Unicode way (UAX #29) and lowercases them; the
 # phrase "query page" matches where the word `query` is followed by the word `page`, whatever
-# non-word characters lie between (spaces, punctuation, a line break: hence rg -U). Three things
-# make the pattern longer than the phrase: letters, digits, marks and `_` belong to a word; a
-# single `.`, `:`, `'` or one of their look-alikes between two letters joins them into one word
-# (`query.page` is one word, `query. page` two); and so is `x.query` or `page:x`.
+# non-word characters lie between (spaces, punctuation, a line break: hence rg -U). The pattern is
+# longer than the phrase because it spells out what a word is: letters, digits, marks and `_`
+# belong to a word, so neither word may touch one on its outer side; and a single `.`, `:`, `'` or
+# one of their look-alikes between two letters joins them into one word, so it is no separator
+# (`query.page` is one word, `query. page` two) and joins no neighbour on (`x.query`, `page:x`).
+# The lookarounds need PCRE2 (rg -P), which is also the faster of rg's engines on this pattern.
 KINDS_PHRASE='query page'
 kinds_rg_pattern() {
+  local first second
+  read -r first second <<<"$KINDS_PHRASE"
   local word='\p{L}\p{N}\p{M}_'
   local join=".:'\\x{00B7}\\x{0387}\\x{05F4}\\x{2018}\\x{2019}\\x{2024}\\x{2027}\\x{FE13}\\x{FE52}\\x{FE55}\\x{FF07}\\x{FF0E}\\x{FF1A}"
-  printf '%s' "(?i)(?<![$word])(?<!\\p{L}[$join])query(?:[^$word$join]|[^$word]{2,})page(?![$word])(?![$join]\\p{L})"
+  printf '%s' "(?i)(?<![$word])(?<!\\p{L}[$join])$first(?:[^$word$join]|[^$word]{2,})$second(?![$word])(?![$join]\\p{L})"
 }
 
 suite_kinds() {
