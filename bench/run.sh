@@ -428,7 +428,7 @@ suite_zip() {
   load_before=$(cut -d' ' -f1-3 /proc/loadavg)
   rm -f "$out/zip.jsonl"
   BENCH_APP_ENV="${BENCH_APP_ENV:-} JOBS_SERVICES_ZIP_JOB_TIMEOUT_SECONDS=3600" start_app zip
-  local home="$data/files/bench-user"
+  local home="$data/files/user/bench-user"
   mkdir -p "$home"
   python3 bench/make_tree.py "$home/tree" --mib "$mib" >"$out/zip-tree.txt"
   sync
@@ -542,7 +542,7 @@ PY
     --pollers 200 --rate 50 --sleep-ms 500 >"$out/memory-load.json"
   row load_peak_rss_mib "$(peak)"
 
-  local home="$data/files/bench-user"
+  local home="$data/files/user/bench-user"
   mkdir -p "$home"
   python3 bench/make_tree.py "$home/tree" --mib "$mib" >"$out/memory-tree.txt"
   echo "bench: memory zipping and searching $(cat "$out/memory-tree.txt")" >&2
