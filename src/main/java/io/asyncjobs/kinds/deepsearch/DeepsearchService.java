@@ -489,14 +489,15 @@ public class DeepsearchService extends JobService implements PayloadCheck {
           Candidate file = files.get(i);
           Documents.Buffer buffer = scanner.buffer();
           try {
-            buffer.read(scope, file.path(), file.size());
+            buffer.read(scope, file.path(), file.size(), file.type() == Documents.Type.HTML);
           } catch (FileSystemException | PathRefusedException e) {
             unreadable.incrementAndGet(); // vanished, not readable, or now a link
             return;
           }
           String fileName = file.path().getFileName().toString();
           RawText raw =
-              new RawText(buffer.bytes, buffer.length, file.type() == Documents.Type.HTML);
+              new RawText(
+                  buffer.bytes, buffer.length, file.type() == Documents.Type.HTML, buffer.tally);
           String title =
               switch (file.type()) {
                 case TEXT -> fileName;
