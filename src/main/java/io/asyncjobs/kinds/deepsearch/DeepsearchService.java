@@ -607,7 +607,7 @@ public class DeepsearchService extends JobService implements PayloadCheck {
   /** Bytes of a hit's text shown around its first sure match, for its snippets. */
   private static final int SNIPPET_LEAD = 1 << 10;
 
-  private static final int SNIPPET_SPAN = 16 << 10;
+  private static final int SNIPPET_SPAN = 8 << 10;
 
   /**
    * One hit of a prefiltered search: its title and snippets. Where the body is the file's bytes and
