@@ -11,6 +11,7 @@ import io.asyncjobs.files.PathRefusedException;
 import io.asyncjobs.files.Payloads;
 import io.asyncjobs.files.Trees;
 import io.asyncjobs.queue.Job;
+import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -100,6 +101,12 @@ public class DeepsearchService extends JobService implements PayloadCheck {
   private final FileScopes scopes;
   private final Artifacts artifacts;
   private final ObjectMapper json;
+
+  /**
+   * The kind's two scan threads, shared by its attempts: threads that live on keep their own
+   * buffers for file reads, where threads made per attempt left native memory behind each time.
+   */
+  private final Parallel parallel = new Parallel();
 
   /** Where a test runs something half-way through an attempt. */
   private volatile Checkpoint onDecided = Checkpoint.NONE;
@@ -467,141 +474,140 @@ public class DeepsearchService extends JobService implements PayloadCheck {
     AtomicInteger documentsScanned = new AtomicInteger();
     AtomicInteger unreadable = new AtomicInteger();
     AtomicInteger truncated = new AtomicInteger();
-    try (Parallel parallel = new Parallel()) {
-      Runnable scanProgress =
-          () -> {
-            double done =
-                walk.bytes == 0
-                    ? (double) documentsScanned.get() / Math.max(1, count)
-                    : Math.min(1.0, (double) bytesScanned.get() / walk.bytes);
-            reportProgress(SCAN_SHARE * done, (long) documentsScanned.get());
-          };
-      parallel.forEach(
-          count,
-          () -> new Scanner(new Documents.Buffer(), new Prefilter(plan, analyzer)),
-          (scanner, i) -> {
-            Candidate file = files.get(i);
-            Documents.Buffer buffer = scanner.buffer();
-            try {
-              buffer.read(scope, file.path(), file.size());
-            } catch (FileSystemException | PathRefusedException e) {
-              unreadable.incrementAndGet(); // vanished, not readable, or now a link
-              return;
-            }
-            String fileName = file.path().getFileName().toString();
-            RawText raw =
-                new RawText(buffer.bytes, buffer.length, file.type() == Documents.Type.HTML);
-            String title =
-                switch (file.type()) {
-                  case TEXT -> fileName;
-                  case MARKDOWN ->
-                      Documents.markdownTitle(buffer.bytes, buffer.length).orElse(fileName);
-                  case HTML -> raw.plain ? fileName : null;
-                };
-            Scanned entry = new Scanned();
-            entry.title = title;
-            entry.plain = raw.plain;
-            entry.facts = scanner.prefilter().scan(raw, title, fileName);
-            entry.matched = entry.facts.verdict == QueryPlan.TRUE;
-            scanned[i] = entry;
-            if (file.size() > buffer.length) {
-              truncated.incrementAndGet();
-            }
-            bytesScanned.addAndGet(buffer.length);
-            documentsScanned.incrementAndGet();
-          },
-          scanProgress);
+    Runnable scanProgress =
+        () -> {
+          double done =
+              walk.bytes == 0
+                  ? (double) documentsScanned.get() / Math.max(1, count)
+                  : Math.min(1.0, (double) bytesScanned.get() / walk.bytes);
+          reportProgress(SCAN_SHARE * done, (long) documentsScanned.get());
+        };
+    parallel.forEach(
+        count,
+        () -> new Scanner(new Documents.Buffer(), new Prefilter(plan, analyzer)),
+        (scanner, i) -> {
+          Candidate file = files.get(i);
+          Documents.Buffer buffer = scanner.buffer();
+          try {
+            buffer.read(scope, file.path(), file.size(), file.type() == Documents.Type.HTML);
+          } catch (FileSystemException | PathRefusedException e) {
+            unreadable.incrementAndGet(); // vanished, not readable, or now a link
+            return;
+          }
+          String fileName = file.path().getFileName().toString();
+          RawText raw =
+              new RawText(
+                  buffer.bytes, buffer.length, file.type() == Documents.Type.HTML, buffer.tally);
+          String title =
+              switch (file.type()) {
+                case TEXT -> fileName;
+                case MARKDOWN ->
+                    Documents.markdownTitle(buffer.bytes, buffer.length).orElse(fileName);
+                case HTML -> raw.plain ? fileName : null;
+              };
+          Scanned entry = new Scanned();
+          entry.title = title;
+          entry.plain = raw.plain;
+          entry.facts = scanner.prefilter().scan(raw, title, fileName);
+          entry.matched = entry.facts.verdict == QueryPlan.TRUE;
+          scanned[i] = entry;
+          if (file.size() > buffer.length) {
+            truncated.incrementAndGet();
+          }
+          bytesScanned.addAndGet(buffer.length);
+          documentsScanned.incrementAndGet();
+        },
+        scanProgress);
 
-      // The documents the bytes could not decide: extracted and checked exactly.
-      List<Integer> undecided = new ArrayList<>();
-      for (int i = 0; i < count; i++) {
-        if (scanned[i] != null && scanned[i].facts.verdict == QueryPlan.UNKNOWN) {
-          undecided.add(i);
-        }
+    // The documents the bytes could not decide: extracted and checked exactly.
+    List<Integer> undecided = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      if (scanned[i] != null && scanned[i].facts.verdict == QueryPlan.UNKNOWN) {
+        undecided.add(i);
       }
-      AtomicInteger checked = new AtomicInteger();
-      parallel.forEach(
-          undecided.size(),
-          () -> new Prefilter(plan, analyzer),
-          (prefilter, k) -> {
-            int i = undecided.get(k);
-            Candidate file = files.get(i);
-            Documents.Extracted text;
-            try {
-              byte[] bytes = Documents.read(scope, file.path());
-              text = Documents.extract(file.type(), bytes, file.path().getFileName().toString());
-            } catch (FileSystemException | PathRefusedException e) {
-              return; // gone since it was scanned: no match
-            }
-            scanned[i].matched = prefilter.check(query, text);
-            scanned[i].plain = false; // its snippets come from the whole text
-            checked.incrementAndGet();
-          },
-          () ->
-              reportProgress(
-                  SCAN_SHARE + CHECK_SHARE * checked.get() / Math.max(1, undecided.size()),
-                  (long) documentsScanned.get()));
-      List<Prefilter.Facts> facts = new ArrayList<>(count);
-      List<Integer> matching = new ArrayList<>();
-      for (int i = 0; i < count; i++) {
-        facts.add(scanned[i] == null ? null : scanned[i].facts);
-        if (scanned[i] != null && scanned[i].matched) {
-          matching.add(i);
-        }
-      }
-      CollectionEstimate estimate = new CollectionEstimate(plan, facts);
-      for (int i : matching) {
-        Prefilter.Facts fact = scanned[i].facts;
-        scanned[i].score = plan.score(fact.leaves, leaf -> estimate.score(leaf, fact));
-      }
-      // The best first; ties in walk order, as the full index breaks them (by document number).
-      List<Integer> best = new ArrayList<>(matching);
-      best.sort(
-          (a, b) ->
-              scanned[a].score != scanned[b].score
-                  ? Float.compare(scanned[b].score, scanned[a].score)
-                  : Integer.compare(a, b));
-      best = best.subList(0, Math.min(limit, best.size()));
-      onDecided.reached();
-
-      Snippets snippets = new Snippets(analyzer, query);
-      List<Integer> shown = best;
-      @SuppressWarnings("unchecked")
-      Map<String, Object>[] made = new Map[shown.size()];
-      parallel.forEach(
-          shown.size(),
-          () -> snippets,
-          (own, k) ->
-              made[k] =
-                  hit(scope, files.get(shown.get(k)), scanned[shown.get(k)], own, plan.literals),
-          () -> {});
-      List<Map<String, Object>> hits = new ArrayList<>();
-      for (Map<String, Object> hit : made) {
-        if (hit != null) {
-          hits.add(hit); // null: the file is gone since it was scanned
-        }
-      }
-      List<Path> paths = new ArrayList<>();
-      if (listMatching) {
-        matching.forEach(i -> paths.add(files.get(i).path()));
-      }
-      return new Searched(
-          Strategy.PREFILTER,
-          hits,
-          matching.size(),
-          documentsScanned.get(),
-          bytesScanned.get(),
-          walk.unreadable + unreadable.get(),
-          truncated.get(),
-          walk.skippedLinks,
-          paths);
     }
+    AtomicInteger checked = new AtomicInteger();
+    parallel.forEach(
+        undecided.size(),
+        () -> new Prefilter(plan, analyzer),
+        (prefilter, k) -> {
+          int i = undecided.get(k);
+          Candidate file = files.get(i);
+          Documents.Extracted text;
+          try {
+            byte[] bytes = Documents.read(scope, file.path());
+            text = Documents.extract(file.type(), bytes, file.path().getFileName().toString());
+          } catch (FileSystemException | PathRefusedException e) {
+            return; // gone since it was scanned: no match
+          }
+          scanned[i].matched = prefilter.check(query, text);
+          scanned[i].plain = false; // its snippets come from the whole text
+          checked.incrementAndGet();
+        },
+        () ->
+            reportProgress(
+                SCAN_SHARE + CHECK_SHARE * checked.get() / Math.max(1, undecided.size()),
+                (long) documentsScanned.get()));
+    List<Prefilter.Facts> facts = new ArrayList<>(count);
+    List<Integer> matching = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      facts.add(scanned[i] == null ? null : scanned[i].facts);
+      if (scanned[i] != null && scanned[i].matched) {
+        matching.add(i);
+      }
+    }
+    CollectionEstimate estimate = new CollectionEstimate(plan, facts);
+    for (int i : matching) {
+      Prefilter.Facts fact = scanned[i].facts;
+      scanned[i].score = plan.score(fact.leaves, leaf -> estimate.score(leaf, fact));
+    }
+    // The best first; ties in walk order, as the full index breaks them (by document number).
+    List<Integer> best = new ArrayList<>(matching);
+    best.sort(
+        (a, b) ->
+            scanned[a].score != scanned[b].score
+                ? Float.compare(scanned[b].score, scanned[a].score)
+                : Integer.compare(a, b));
+    best = best.subList(0, Math.min(limit, best.size()));
+    onDecided.reached();
+
+    Snippets snippets = new Snippets(analyzer, query);
+    List<Integer> shown = best;
+    @SuppressWarnings("unchecked")
+    Map<String, Object>[] made = new Map[shown.size()];
+    parallel.forEach(
+        shown.size(),
+        () -> snippets,
+        (own, k) ->
+            made[k] =
+                hit(scope, files.get(shown.get(k)), scanned[shown.get(k)], own, plan.literals),
+        () -> {});
+    List<Map<String, Object>> hits = new ArrayList<>();
+    for (Map<String, Object> hit : made) {
+      if (hit != null) {
+        hits.add(hit); // null: the file is gone since it was scanned
+      }
+    }
+    List<Path> paths = new ArrayList<>();
+    if (listMatching) {
+      matching.forEach(i -> paths.add(files.get(i).path()));
+    }
+    return new Searched(
+        Strategy.PREFILTER,
+        hits,
+        matching.size(),
+        documentsScanned.get(),
+        bytesScanned.get(),
+        walk.unreadable + unreadable.get(),
+        truncated.get(),
+        walk.skippedLinks,
+        paths);
   }
 
   /** Bytes of a hit's text shown around its first sure match, for its snippets. */
   private static final int SNIPPET_LEAD = 1 << 10;
 
-  private static final int SNIPPET_SPAN = 16 << 10;
+  private static final int SNIPPET_SPAN = 8 << 10;
 
   /**
    * One hit of a prefiltered search: its title and snippets. Where the body is the file's bytes and
@@ -675,6 +681,12 @@ public class DeepsearchService extends JobService implements PayloadCheck {
     if (Thread.interrupted()) {
       throw new InterruptedException("the search was stopped");
     }
+  }
+
+  /** Stops the scan threads when the application stops. */
+  @PreDestroy
+  void stopScanning() {
+    parallel.close();
   }
 
   /** Removes the job's artifact folder: its results and any index a crash left behind. */

@@ -143,56 +143,82 @@ final class RawText {
    * @param html whether the document is HTML (parsed), rather than text or Markdown
    */
   RawText(byte[] bytes, int length, boolean html) {
+    this(bytes, length, html, tally(bytes, length, html));
+  }
+
+  private static Tally tally(byte[] bytes, int length, boolean html) {
+    Tally tally = new Tally();
+    tally.add(bytes, 0, length, html);
+    return tally;
+  }
+
+  /**
+   * What one pass over a document's bytes counts, taken piece by piece while the document is read
+   * (each piece still in the processor's cache): the runs of word bytes, whether any byte is at or
+   * above 0x80, and for HTML whether there is a {@code <}, a {@code &}, a NUL.
+   */
+  static final class Tally {
+    private long runs;
+    private long or;
+    private long lts;
+    private long amps;
+    private long nuls;
+
+    /** The high bit set when the last byte counted may belong to a word. */
+    private long carry;
+
+    /** Counts {@code bytes[from, to)}, which follow what was counted before. */
+    void add(byte[] bytes, int from, int to, boolean html) {
+      int i = from;
+      // Eight bytes at a time: a mask with the high bit of each byte that may belong to a word,
+      // and a run starts where such a byte follows one that may not.
+      if (html) {
+        for (; i + 8 <= to; i += 8) {
+          long x = (long) LONGS.get(bytes, i);
+          or |= x;
+          long word = wordMask(x);
+          runs += Long.bitCount(word & ~((word << 8) | carry));
+          carry = (word >>> 56) & 0x80;
+          lts |= zeros(x ^ ('<' * ONES));
+          amps |= zeros(x ^ ('&' * ONES));
+          nuls |= zeros(x);
+        }
+      } else {
+        for (; i + 8 <= to; i += 8) {
+          long x = (long) LONGS.get(bytes, i);
+          or |= x;
+          long word = wordMask(x);
+          runs += Long.bitCount(word & ~((word << 8) | carry));
+          carry = (word >>> 56) & 0x80;
+        }
+      }
+      for (; i < to; i++) {
+        int c = bytes[i] & 0xff;
+        or |= c;
+        byte kind = CLASS[c];
+        long word = kind == ALNUM || kind == UNDERSCORE || kind == HIGH || c == 0x7f ? 0x80 : 0;
+        if (word != 0 && carry == 0) {
+          runs++;
+        }
+        carry = word;
+        lts |= c == '<' ? 1 : 0;
+        amps |= c == '&' ? 1 : 0;
+        nuls |= c == 0 ? 1 : 0;
+      }
+    }
+  }
+
+  /**
+   * @param tally the counts of the first {@code length} bytes, taken while they were read
+   */
+  RawText(byte[] bytes, int length, boolean html, Tally tally) {
     this.bytes = bytes;
     this.length = length;
-    // Eight bytes at a time: a mask with the high bit of each byte that may belong to a word, and
-    // a run starts where such a byte follows one that may not. HTML also looks for <, & and NUL.
-    long previous = 0;
-    long or = 0;
-    long runs = 0;
-    long lts = 0;
-    long amps = 0;
-    long nuls = 0;
-    int i = 0;
-    if (html) {
-      for (; i + 8 <= length; i += 8) {
-        long x = (long) LONGS.get(bytes, i);
-        or |= x;
-        long word = wordMask(x);
-        runs += Long.bitCount(word & ~((word << 8) | (previous >>> 56)));
-        previous = word;
-        lts |= zeros(x ^ ('<' * ONES));
-        amps |= zeros(x ^ ('&' * ONES));
-        nuls |= zeros(x);
-      }
-    } else {
-      for (; i + 8 <= length; i += 8) {
-        long x = (long) LONGS.get(bytes, i);
-        or |= x;
-        long word = wordMask(x);
-        runs += Long.bitCount(word & ~((word << 8) | (previous >>> 56)));
-        previous = word;
-      }
-    }
-    boolean inWord = (previous & (1L << 63)) != 0;
-    for (; i < length; i++) {
-      int c = bytes[i] & 0xff;
-      or |= c;
-      byte kind = CLASS[c];
-      boolean word = kind == ALNUM || kind == UNDERSCORE || kind == HIGH || c == 0x7f;
-      if (word && !inWord) {
-        runs++;
-      }
-      inWord = word;
-      lts |= c == '<' ? 1 : 0;
-      amps |= c == '&' ? 1 : 0;
-      nuls |= c == 0 ? 1 : 0;
-    }
-    this.wordRuns = (int) Math.min(Integer.MAX_VALUE, runs);
-    this.high = (or & HIGHS) != 0;
-    this.lt = html && lts != 0;
-    this.amp = html && amps != 0;
-    this.nul = html && nuls != 0;
+    this.wordRuns = (int) Math.min(Integer.MAX_VALUE, tally.runs);
+    this.high = (tally.or & HIGHS) != 0;
+    this.lt = html && tally.lts != 0;
+    this.amp = html && tally.amps != 0;
+    this.nul = html && tally.nuls != 0;
     this.numericReference = amp && indexOf(new byte[] {'&', '#'}, 0, length) >= 0;
     boolean wideBom = html && startsWithWideBom();
     this.utf8 = !html || (!wideBom && declaresNoOtherCharset());

@@ -30,6 +30,7 @@ final class Snippets {
     return builder
         .withMaxLength(Documents.MAX_DOCUMENT_BYTES)
         .withFormatter(formatter)
+        .withScorer(new LeanPassageScorer())
         // Passages of about 160 characters cut at word boundaries. Sentence boundaries read
         // better but the JDK's sentence iterator backs up a long way for every hit: on a few MB
         // of text with thousands of hits that took minutes per document, while a word boundary

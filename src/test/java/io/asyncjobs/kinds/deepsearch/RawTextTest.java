@@ -239,6 +239,27 @@ class RawTextTest {
   }
 
   @Test
+  void shouldCountTheSameWhetherTheBytesComeInOnePieceOrMany() {
+    for (int i = 0; i < 2_000; i++) {
+      boolean html = RANDOM.nextBoolean();
+      byte[] bytes =
+          random(TEXT_PIECES, html ? HTML_PIECES : null, 60).getBytes(StandardCharsets.UTF_8);
+      RawText whole = new RawText(bytes, bytes.length, html);
+      RawText.Tally tally = new RawText.Tally();
+      int at = 0;
+      while (at < bytes.length) {
+        int piece = Math.min(bytes.length - at, 1 + RANDOM.nextInt(20));
+        tally.add(bytes, at, at + piece, html);
+        at += piece;
+      }
+      RawText pieces = new RawText(bytes, bytes.length, html, tally);
+      assertThat(pieces.wordRuns).isEqualTo(whole.wordRuns);
+      assertThat(pieces.high).isEqualTo(whole.high);
+      assertThat(pieces.plain).isEqualTo(whole.plain);
+    }
+  }
+
+  @Test
   void shouldProveCommonCasesEitherWay() {
     byte[] text = ascii("The lease.\nReplica holds; a release, re-lease and LEASE_X.");
     RawText raw = new RawText(text, text.length, false);
