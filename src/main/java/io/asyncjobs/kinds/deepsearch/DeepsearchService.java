@@ -108,6 +108,14 @@ public class DeepsearchService extends JobService implements PayloadCheck {
    */
   private final Parallel parallel = new Parallel();
 
+  /**
+   * Each scan thread's read buffer, kept from one attempt to the next (at most {@link
+   * Documents#MAX_DOCUMENT_BYTES} each) rather than made anew: a search of a large tree otherwise
+   * leaves tens of megabytes of buffers behind for the collector.
+   */
+  private final ThreadLocal<Documents.Buffer> buffers =
+      ThreadLocal.withInitial(Documents.Buffer::new);
+
   /** Where a test runs something half-way through an attempt. */
   private volatile Checkpoint onDecided = Checkpoint.NONE;
 
@@ -484,7 +492,7 @@ public class DeepsearchService extends JobService implements PayloadCheck {
         };
     parallel.forEach(
         count,
-        () -> new Scanner(new Documents.Buffer(), new Prefilter(plan, analyzer)),
+        () -> new Scanner(buffers.get(), new Prefilter(plan, analyzer)),
         (scanner, i) -> {
           Candidate file = files.get(i);
           Documents.Buffer buffer = scanner.buffer();
@@ -605,9 +613,9 @@ public class DeepsearchService extends JobService implements PayloadCheck {
   }
 
   /** Bytes of a hit's text shown around its first sure match, for its snippets. */
-  private static final int SNIPPET_LEAD = 1 << 10;
+  private static final int SNIPPET_LEAD = 256;
 
-  private static final int SNIPPET_SPAN = 8 << 10;
+  private static final int SNIPPET_SPAN = 2 << 10;
 
   /**
    * One hit of a prefiltered search: its title and snippets. Where the body is the file's bytes and
