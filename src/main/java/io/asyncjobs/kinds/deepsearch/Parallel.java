@@ -33,7 +33,12 @@ final class Parallel implements AutoCloseable {
 
   /** At most two threads, the machine's cores permitting: reading and scanning is I/O bound. */
   Parallel() {
-    this.threads = Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
+    this(Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors())));
+  }
+
+  /** {@code threads} threads; a test's way to have two on any machine. */
+  Parallel(int threads) {
+    this.threads = threads;
     AtomicInteger made = new AtomicInteger();
     this.pool =
         Executors.newFixedThreadPool(
@@ -57,14 +62,21 @@ final class Parallel implements AutoCloseable {
       running.add(
           pool.submit(
               () -> {
-                S own = state.get();
-                for (int i = next.getAndIncrement(); i < count; i = next.getAndIncrement()) {
-                  if (Thread.interrupted()) {
-                    throw new InterruptedException("the search was stopped");
+                try {
+                  S own = state.get();
+                  for (int i = next.getAndIncrement(); i < count; i = next.getAndIncrement()) {
+                    if (Thread.interrupted()) {
+                      throw new InterruptedException("the search was stopped");
+                    }
+                    work.run(own, i);
                   }
-                  work.run(own, i);
+                  return null;
+                } catch (Exception | Error e) {
+                  // The others take no further document, so the wait below, which goes through
+                  // the workers in order, reaches this failure soon whichever worker it is.
+                  next.set(count);
+                  throw e;
                 }
-                return null;
               }));
     }
     try {

@@ -2,8 +2,10 @@ package io.asyncjobs.kinds.deepsearch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -91,5 +93,30 @@ class ParallelTest {
         .isInstanceOf(IOException.class)
         .hasMessage("disk gone");
     assertThat(ran.get()).isLessThan(10_000);
+  }
+
+  @Test
+  void shouldRethrowTheSecondWorkersFailureWhileTheFirstStillHasWork() {
+    // The wait goes through the workers in order: a failure of the second must still end the
+    // first at once (it used to take the first's whole share: minutes here, and CI hung on it).
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(30),
+        () ->
+            assertThatThrownBy(
+                    () -> {
+                      try (Parallel parallel = new Parallel(2)) {
+                        parallel.forEach(
+                            1_000_000,
+                            () -> Thread.currentThread().getName(),
+                            (thread, i) -> {
+                              if (thread.endsWith("-2")) {
+                                throw new IOException("disk gone");
+                              }
+                              Thread.sleep(1);
+                            },
+                            () -> {});
+                      }
+                    })
+                .isInstanceOf(IOException.class));
   }
 }
