@@ -169,19 +169,19 @@ final class SourceListing implements Closeable {
       }
       while (!open.isEmpty()) {
         checkInterrupted();
-        Open at = open.peek();
-        if (!at.subfolders().hasNext()) {
+        Open current = open.peek();
+        if (!current.subfolders().hasNext()) {
           open.pop();
-          if (at.handle() != source) {
-            at.handle().close();
+          if (current.handle() != source) {
+            current.handle().close();
           }
           continue;
         }
-        Path name = at.subfolders().next();
-        Path relative = folders.get(at.folder()).relative().resolve(name);
+        Path name = current.subfolders().next();
+        Path relative = folders.get(current.folder()).relative().resolve(name);
         SecureDirectoryStream<Path> handle;
         try {
-          handle = folder(at.handle(), name, () -> shown(relative));
+          handle = folder(current.handle(), name, () -> shown(relative));
         } catch (NoSuchFileException removed) {
           continue; // removed since its folder was read
         } catch (FileSystemException e) {
@@ -199,9 +199,9 @@ final class SourceListing implements Closeable {
         }
       }
     } finally {
-      for (Open at : open) {
-        if (at.handle() != source) {
-          at.handle().close();
+      for (Open left : open) {
+        if (left.handle() != source) {
+          left.handle().close();
         }
       }
     }
@@ -307,9 +307,13 @@ final class SourceListing implements Closeable {
 
   /**
    * {@code e} as if it had named {@code where}: a handle's own errors name only the last part of
-   * the path, and the caller is shown its own name of the whole.
+   * the path, and the caller is shown its own name of the whole. One that names a whole path
+   * already (the copy's side) is left as it is.
    */
   static FileSystemException at(FileSystemException e, Path where) {
+    if (e.getFile() != null && Path.of(e.getFile()).isAbsolute()) {
+      return e;
+    }
     String reason = e.getReason() != null ? e.getReason() : e.getClass().getSimpleName();
     FileSystemException named = new FileSystemException(where.toString(), null, reason);
     named.initCause(e);

@@ -1,10 +1,13 @@
 package io.asyncjobs.kinds.fork;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.asyncjobs.files.FileScope;
 import io.asyncjobs.queue.Owner;
 import java.io.InterruptedIOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -90,6 +93,38 @@ class TreeCopyTest {
         .as("bytes copied after the copy returned")
         .isEqualTo(bytesAtReturn.get());
     assertThat(started.get().files()).isLessThan((long) FOLDERS * FILES_EACH);
+  }
+
+  @Test
+  void shouldNameTheCopysFileWhenWritingItFails() throws Exception {
+    try (SourceListing listing = SourceListing.of(scope, source.toRealPath(), "src")) {
+      AtomicReference<Path> taken = new AtomicReference<>();
+      // At the first report, another file takes the place of a file not copied yet.
+      TreeCopy copy =
+          new TreeCopy(
+              listing,
+              List.of(),
+              temp,
+              (bytes, files) -> {
+                for (SourceListing.Item item : listing.files()) {
+                  Path place =
+                      temp.resolve(listing.folders().get(item.folder()).relative())
+                          .resolve(item.name());
+                  if (taken.get() == null && !Files.exists(place)) {
+                    try {
+                      taken.set(Files.createFile(place));
+                    } catch (java.io.IOException e) {
+                      throw new java.io.UncheckedIOException(e);
+                    }
+                  }
+                }
+              });
+
+      assertThatThrownBy(() -> copy.run(1))
+          .isInstanceOf(FileAlreadyExistsException.class)
+          .extracting(e -> ((FileSystemException) e).getFile())
+          .isEqualTo(taken.get().toString());
+    }
   }
 
   @Test
