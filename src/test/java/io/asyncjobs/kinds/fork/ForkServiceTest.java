@@ -320,6 +320,14 @@ class ForkServiceTest {
       Files.setLastModifiedTime(file, FileTime.from(Instant.ofEpochSecond(1_600_000_000L + i, i)));
       written.put(name, content);
     }
+    List<Path> folders;
+    try (var walk = Files.walk(base.resolve("tree"))) {
+      folders = walk.filter(Files::isDirectory).toList();
+    }
+    for (int i = 0; i < folders.size(); i++) {
+      Files.setLastModifiedTime(
+          folders.get(i), FileTime.from(Instant.ofEpochSecond(1_500_000_000L + i, 987_654_321)));
+    }
 
     UUID uid = enqueue("tree", "tree-2");
     runUntilIdle(service, db);
@@ -332,6 +340,11 @@ class ForkServiceTest {
       Path copy = base.resolve(file.getKey().replaceFirst("^tree/", "tree-2/"));
       assertThat(Files.readAllBytes(copy)).as(file.getKey()).isEqualTo(file.getValue());
       assertThat(modified(copy)).isEqualTo(modified(base.resolve(file.getKey())));
+    }
+    // Every folder's time to the nanosecond, the new folder's own among them.
+    for (Path folder : folders) {
+      Path copy = base.resolve("tree-2").resolve(base.resolve("tree").relativize(folder));
+      assertThat(modified(copy)).as(copy.toString()).isEqualTo(modified(folder));
     }
   }
 
