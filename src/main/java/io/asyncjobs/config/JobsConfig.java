@@ -76,6 +76,12 @@ public interface JobsConfig {
   @DurationMin(seconds = 1)
   Duration cleanupRetryDelay();
 
+  /** The most jobs one service holds claimed ahead of its free threads; see claim-ahead. */
+  @WithDefault("500")
+  @Min(0)
+  @Max(10000)
+  int claimAheadMax();
+
   /** Settings every service starts from. */
   @Valid
   ServiceDefaults defaults();
@@ -206,6 +212,16 @@ public interface JobsConfig {
     @Min(0)
     @Max(100)
     int maxRetries();
+
+    /**
+     * How far the owner may claim ahead of the service's free threads, in time: as many more jobs
+     * as its threads finish in this long at the kind's recent run time (never more than {@link
+     * JobsConfig#claimAheadMax()}), so that the threads do not wait for the database between short
+     * jobs. A job claimed ahead shows as running until a thread takes it, on average within this
+     * long. Zero, the default, claims only for free threads.
+     */
+    @WithDefault("0s")
+    Duration claimAhead();
   }
 
   /** Overrides for one service; each absent value falls back to the default. */
@@ -222,6 +238,9 @@ public interface JobsConfig {
 
     /** See {@link ServiceDefaults#maxRetries()}. */
     Optional<@Min(0) @Max(100) Integer> maxRetries();
+
+    /** See {@link ServiceDefaults#claimAhead()}. */
+    Optional<Duration> claimAhead();
 
     /** Whether the service runs at all; the diagnostic {@code noop} kind is off by default. */
     Optional<Boolean> enabled();

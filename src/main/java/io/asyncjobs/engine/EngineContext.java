@@ -16,6 +16,7 @@ import java.time.Duration;
  * @param sweepBudget how long one tick's sweep may go on
  * @param cleanupRetryDelay how long a job whose cleanup failed waits for the next attempt
  * @param wakeUps whether a finished task wakes its service at once
+ * @param claimAheadMax the most jobs claimed ahead of the free threads
  * @param metrics where claims, outcomes and runs are reported
  */
 record EngineContext(
@@ -26,4 +27,5 @@ record EngineContext(
     Duration sweepBudget,
     Duration cleanupRetryDelay,
     boolean wakeUps,
+    int claimAheadMax,
     EngineMetrics metrics) {}

@@ -19,6 +19,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jboss.logging.Logger;
 
@@ -59,6 +60,18 @@ public abstract class JobService extends BaseService {
    * The download route serves that file; the status view never shows the path itself.
    */
   public static final String RESULT_FILE = "file";
+
+  /** The shortest run time the claim-ahead room assumes, so that it stays bounded. */
+  private static final long MIN_RUN_NANOS = TimeUnit.MICROSECONDS.toNanos(1);
+
+  /**
+   * The kind's recent run time of {@code process}, in nanoseconds: an average that weighs the
+   * latest run by one eighth; zero before any run.
+   */
+  private final AtomicLong typicalRunNanos = new AtomicLong();
+
+  /** How far ahead of the free threads claims go, in run time; zero for free threads only. */
+  private volatile Duration claimAhead = Duration.ZERO;
 
   /** Only one run at a time: from the tick, a wake-up or a test. */
   private final ReentrantLock runLock = new ReentrantLock();
@@ -290,7 +303,7 @@ public abstract class JobService extends BaseService {
       if (trust != Trust.CLAIM) {
         return tally.result();
       }
-      int capacity = draining ? 0 : freeSlots(settings) + combined.size();
+      int capacity = draining ? 0 : claimRoom(settings) + combined.size();
       UUID after = rewind.getAndSet(false) ? NO_CURSOR : cursor(epoch);
       boolean fenced = false;
       try {
@@ -394,9 +407,10 @@ public abstract class JobService extends BaseService {
    */
   void abandonWork() {
     int abandoned = 0;
+    Instant now = requireContext().clock().now();
     for (Task task : inFlight.values()) {
       if (task.working()) {
-        task.abandon();
+        task.abandon(now);
         abandoned++;
       }
     }
@@ -438,9 +452,10 @@ public abstract class JobService extends BaseService {
     try {
       ServiceSettings settings = lastTickSettings(ctx);
       List<Task> stopped = new ArrayList<>();
+      Instant stoppedAt = ctx.clock().now();
       for (Task task : inFlight.values()) {
         if (task.working()) {
-          task.abandon();
+          task.abandon(stoppedAt);
           stopped.add(task);
         }
       }
@@ -592,7 +607,7 @@ public abstract class JobService extends BaseService {
         task.adoptedUnder(epoch);
         tally.adopted++;
       } else {
-        task.abandon();
+        task.abandon(now);
         lost++;
       }
     }
@@ -626,7 +641,8 @@ public abstract class JobService extends BaseService {
       }
       if (cancelled.contains(uid)) {
         task.stop("cancelled on request", now);
-      } else if (Duration.between(task.startedAt, now).compareTo(settings.jobTimeout()) > 0) {
+      } else if (task.startedAt() != null
+          && Duration.between(task.startedAt(), now).compareTo(settings.jobTimeout()) > 0) {
         task.stop("timed out after " + settings.jobTimeout().toSeconds() + " s", now);
         tally.timedOut++;
       }
@@ -703,7 +719,7 @@ public abstract class JobService extends BaseService {
 
   private void refill(ServiceSettings settings, long epoch, Instant now, Tally tally) {
     pool.resize(settings.maxConcurrent());
-    int capacity = draining ? 0 : freeSlots(settings);
+    int capacity = draining ? 0 : claimRoom(settings);
     if (capacity <= 0) {
       return;
     }
@@ -719,10 +735,29 @@ public abstract class JobService extends BaseService {
     tally.claimed += claimed.jobs().size();
   }
 
-  /** Slots not held by a task in flight or by a settled one whose thread has not returned. */
-  private int freeSlots(ServiceSettings settings) {
+  /**
+   * How many jobs a claim may take now: the threads not held by a task in flight or by a settled
+   * one whose thread has not returned, and the room ahead of them that {@link #aheadRoom} allows.
+   */
+  private int claimRoom(ServiceSettings settings) {
     stragglers.removeIf(Task::returned);
-    return settings.maxConcurrent() - inFlight.size() - stragglers.size();
+    return settings.maxConcurrent() + aheadRoom(settings) - inFlight.size() - stragglers.size();
+  }
+
+  /**
+   * How many jobs may wait claimed for a thread: as many as the threads finish within the claim-
+   * ahead window at the kind's recent run time, at most the configured bound. None before a run
+   * time is known, so a kind of long jobs never holds jobs it cannot start.
+   */
+  private int aheadRoom(ServiceSettings settings) {
+    EngineContext ctx = requireContext();
+    long typical = typicalRunNanos.get();
+    long window = claimAhead.toNanos();
+    if (typical <= 0 || window <= 0 || ctx.claimAheadMax() <= 0) {
+      return 0;
+    }
+    long jobs = settings.maxConcurrent() * (window / Math.max(typical, MIN_RUN_NANOS));
+    return (int) Math.min(ctx.claimAheadMax(), jobs);
   }
 
   /** The wake-up claim cursor for {@code epoch}; a new epoch starts from the head again. */
@@ -754,6 +789,9 @@ public abstract class JobService extends BaseService {
    * task returned: the run that this wakes must find the outcome complete.
    */
   private void run(Task task) {
+    if (!task.begin(requireContext().clock().now())) {
+      return; // stopped or abandoned while it waited for a thread
+    }
     Map<String, Object> result = null;
     Throwable failure = null;
     CURRENT.set(task);
@@ -763,6 +801,9 @@ public abstract class JobService extends BaseService {
       failure = e;
     } finally {
       CURRENT.remove();
+      long ran = task.ranNanos(System.nanoTime());
+      // Lost updates between threads only blur an average.
+      typicalRunNanos.getAndUpdate(avg -> avg == 0 ? Math.max(1, ran) : avg + (ran - avg) / 8);
       task.finish(result, failure, requireContext().clock().now());
       if (requireContext().wakeUps()) {
         requestWake();
@@ -803,8 +844,14 @@ public abstract class JobService extends BaseService {
 
   // ---- lifecycle -------------------------------------------------------------------------
 
+  /** Sets how far claims go ahead of the free threads; for tests, which flip it on one kind. */
+  void claimAhead(Duration window) {
+    claimAhead = window;
+  }
+
   /** Called once by the {@link ServiceManager}: wires the engine in and starts the threads. */
-  void attach(EngineContext engineContext, int initialThreads) {
+  void attach(EngineContext engineContext, int initialThreads, Duration claimAheadWindow) {
+    this.claimAhead = claimAheadWindow;
     this.context = engineContext;
     this.outcomes = new Outcomes(kind(), engineContext);
     this.sweeper = new Sweeper(kind(), engineContext, this::cleanup);

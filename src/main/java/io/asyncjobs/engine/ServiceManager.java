@@ -91,6 +91,7 @@ public class ServiceManager {
             config.sweepBudget(),
             config.cleanupRetryDelay(),
             config.wakeUps(),
+            config.claimAheadMax(),
             metrics.isResolvable() ? metrics.get() : EngineMetrics.NONE);
   }
 
@@ -189,7 +190,11 @@ public class ServiceManager {
       }
       service.attachLock(ownerLock);
       if (service instanceof JobService jobService) {
-        jobService.attach(context, context.settings().configured(name).maxConcurrent());
+        Duration claimAhead =
+            Optional.ofNullable(config.services().get(name))
+                .flatMap(JobsConfig.ServiceOverrides::claimAhead)
+                .orElse(config.defaults().claimAhead());
+        jobService.attach(context, context.settings().configured(name).maxConcurrent(), claimAhead);
       }
       services.put(name, service);
     }

@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -19,8 +20,27 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class Task {
 
+  /** Claimed, waiting for a worker thread: a claim may run ahead of the free threads. */
+  private static final int WAITING = 0;
+
+  /** A worker thread runs {@code process}, or has run it. */
+  private static final int BEGUN = 1;
+
+  /** Stopped or abandoned before a thread took it: {@code process} never runs. */
+  private static final int NEVER = 2;
+
   final Job job;
-  final Instant startedAt;
+
+  /** When the claim took the job; the row's start until {@code process} begins. */
+  final Instant claimedAt;
+
+  /** When {@code process} began, or null while the task waits for a thread. */
+  private volatile Instant startedAt;
+
+  private final AtomicInteger state = new AtomicInteger(WAITING);
+
+  /** {@link System#nanoTime()} when {@code process} began, for the kind's typical run time. */
+  private long beganNanos;
 
   /** The epoch the row is stamped with: the claim's, or the one it was adopted under since. */
   private volatile long epoch;
@@ -57,9 +77,9 @@ final class Task {
   /** The outcome once computed; computing it takes the last progress report. */
   private Completion computed;
 
-  Task(Job job, Instant startedAt, long epoch) {
+  Task(Job job, Instant claimedAt, long epoch) {
     this.job = job;
-    this.startedAt = startedAt;
+    this.claimedAt = claimedAt;
     this.epoch = epoch;
     this.epochs = new long[] {epoch};
   }
@@ -94,6 +114,45 @@ final class Task {
     epoch = newEpoch;
   }
 
+  /**
+   * Called on a worker thread before {@code process}: whether it may run. False once the task was
+   * stopped or abandoned while it waited, which has then already counted it returned.
+   */
+  boolean begin(Instant now) {
+    if (!state.compareAndSet(WAITING, BEGUN)) {
+      return false;
+    }
+    startedAt = now;
+    beganNanos = System.nanoTime();
+    return true;
+  }
+
+  /** When {@code process} began, or null while the task waits for a thread. */
+  Instant startedAt() {
+    return startedAt;
+  }
+
+  /** The start an outcome records: when {@code process} began, else when the job was claimed. */
+  private Instant start() {
+    Instant began = startedAt;
+    return began != null ? began : claimedAt;
+  }
+
+  /** How long {@code process} ran, in nanoseconds; read once the task returned. */
+  long ranNanos(long endNanos) {
+    return endNanos - beganNanos;
+  }
+
+  /**
+   * Marks a task that no thread took yet as never to run, and as returned: nothing of it runs, so
+   * its slot is free at once. A task a thread already took is left to return by itself.
+   */
+  private void preventStart(Instant now) {
+    if (state.compareAndSet(WAITING, NEVER)) {
+      finish(null, new InterruptedException("stopped before it started"), now);
+    }
+  }
+
   /** Called on the task's thread when {@code process} returned or threw. */
   void finish(Map<String, Object> processResult, Throwable processFailure, Instant end) {
     result = processResult;
@@ -115,13 +174,15 @@ final class Task {
   /** The owner stops the task with this outcome and interrupts its thread. */
   void stop(String error, Instant now) {
     stoppedWith =
-        Completion.failed(job.uid, error, startedAt, now).withProgress(progress.getAndSet(null));
+        Completion.failed(job.uid, error, start(), now).withProgress(progress.getAndSet(null));
+    preventStart(now);
     interrupt();
   }
 
   /** The lock was lost: the thread is interrupted and the job is to go back to pending. */
-  void abandon() {
+  void abandon(Instant now) {
     abandoned = true;
+    preventStart(now);
     interrupt();
   }
 
@@ -157,12 +218,12 @@ final class Task {
 
   private Completion computeOutcome() {
     if (failure != null && DatabaseErrors.isConnectionLost(failure)) {
-      return Completion.retry(job.uid, JobService.describe(failure), startedAt, finishedAt);
+      return Completion.retry(job.uid, JobService.describe(failure), start(), finishedAt);
     }
     Completion completion =
         failure != null
-            ? Completion.failed(job.uid, JobService.describe(failure), startedAt, finishedAt)
-            : Completion.done(job.uid, result, startedAt, finishedAt);
+            ? Completion.failed(job.uid, JobService.describe(failure), start(), finishedAt)
+            : Completion.done(job.uid, result, start(), finishedAt);
     return completion.withProgress(progress.getAndSet(null));
   }
 

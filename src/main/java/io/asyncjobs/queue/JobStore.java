@@ -90,7 +90,8 @@ public class JobStore {
    * JobCompleteMany: writes the outcomes of finished tasks. A row is written only while it is still
    * running under the writer's epoch (an older epoch's outcome is still the truth about a job that
    * nobody else touched); the returned rows are those actually written, with the status written.
-   * Retention restarts at completion. Progress reported since the last progress write lands here
+   * Retention restarts at completion. The start is written again: a job claimed ahead of a free
+   * thread began later than its claim. Progress reported since the last progress write lands here
    * too, and a done job that reported a fraction shows it complete.
    */
   private static final String COMPLETE =
@@ -99,6 +100,7 @@ public class JobStore {
          SET status = c.status,
              result = c.result::jsonb,
              error = c.error,
+             started_at = c.started_at,
              completed_at = c.completed_at,
              updated_at = c.completed_at,
              duration_ms = c.duration_ms,
@@ -112,10 +114,10 @@ public class JobStore {
              progress_at = CASE WHEN c.progress IS NOT NULL OR c.progress_items IS NOT NULL
                                   OR (c.status = 'done' AND j.progress IS NOT NULL)
                                 THEN c.completed_at ELSE j.progress_at END
-        FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::timestamptz[], ?::bigint[],
-                    ?::bigint[], ?::bigint[], ?::bigint[], ?::float8[], ?::bigint[])
-             AS c(uid, status, result, error, completed_at, duration_ms, bytes_in, bytes_out,
-                  item_count, progress, progress_items)
+        FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[],
+                    ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::float8[], ?::bigint[])
+             AS c(uid, status, result, error, started_at, completed_at, duration_ms, bytes_in,
+                  bytes_out, item_count, progress, progress_items)
        WHERE j.uid = c.uid AND j.status = 'running' AND j.epoch = ?
       RETURNING j.uid, j.status""";
 
@@ -125,8 +127,9 @@ public class JobStore {
    * JobCompleteAndClaimMany: JobCompleteMany and JobClaimManyAfter in one statement, for the
    * wake-up path: one round trip and one commit hand back finished slots and fill them again. The
    * two updates touch disjoint rows (running and pending). Columns: whether the fence let the claim
-   * in, the uids written and the statuses written (arrays, in the same order), then one claimed job
-   * per row.
+   * in, the uids written and the statuses written (arrays, in the same order, on the first row
+   * only: repeated on every row they made the answer grow with the square of the batch), then one
+   * claimed job per row and its place among them.
    */
   private static final String JOB_COMPLETE_AND_CLAIM_MANY =
       "WITH "
@@ -136,9 +139,12 @@ public class JobStore {
           + "), "
           + CLAIM_AFTER
           + " SELECT (SELECT count(*) FROM fence) AS fenced_in,"
-          + " (SELECT array_agg(uid) FROM completed) AS completed,"
-          + " (SELECT array_agg(status) FROM completed) AS statuses, k.*"
-          + " FROM (SELECT 1) AS one LEFT JOIN claimed AS k ON true";
+          + " CASE WHEN k.nth IS NULL OR k.nth = 1"
+          + " THEN (SELECT array_agg(uid) FROM completed) END AS completed,"
+          + " CASE WHEN k.nth IS NULL OR k.nth = 1"
+          + " THEN (SELECT array_agg(status) FROM completed) END AS statuses, k.*"
+          + " FROM (SELECT 1) AS one"
+          + " LEFT JOIN (SELECT claimed.*, row_number() OVER () AS nth FROM claimed) AS k ON true";
 
   /**
    * JobRescueMany: running rows of a kind that no task of this process works on were left by an
@@ -454,6 +460,7 @@ public class JobStore {
     String[] statuses = new String[n];
     String[] results = new String[n];
     String[] errors = new String[n];
+    String[] startedAt = new String[n];
     String[] completedAt = new String[n];
     Long[] durations = new Long[n];
     Long[] bytesIn = new Long[n];
@@ -471,6 +478,7 @@ public class JobStore {
       statuses[i] = done.status().dbValue();
       results[i] = JsonCodec.encode(done.result());
       errors[i] = done.error();
+      startedAt[i] = done.startedAt().toString();
       completedAt[i] = done.completedAt().toString();
       durations[i] = done.durationMs();
       bytesIn[i] = done.stat("bytes_in");
@@ -484,6 +492,7 @@ public class JobStore {
     ps.setArray(next++, c.createArrayOf("text", statuses));
     ps.setArray(next++, c.createArrayOf("text", results));
     ps.setArray(next++, c.createArrayOf("text", errors));
+    ps.setArray(next++, c.createArrayOf("timestamptz", startedAt));
     ps.setArray(next++, c.createArrayOf("timestamptz", completedAt));
     ps.setArray(next++, c.createArrayOf("bigint", durations));
     ps.setArray(next++, c.createArrayOf("bigint", bytesIn));

@@ -45,6 +45,7 @@ class EngineBenchmark {
   private static final int BATCH = 1_000;
   private static final int PICKUPS = 200;
   private static final String PEERS_KIND = "bench_peers";
+  private static final String AHEAD_KIND = "bench_drain_ahead";
 
   @Inject JobQueue queue;
   @Inject ServiceManager manager;
@@ -89,7 +90,7 @@ class EngineBenchmark {
     // Drain: the 10,000 pending bench_drain jobs, from the moment their service starts.
     CountDownLatch allDone = new CountDownLatch(1);
     t0 = System.nanoTime();
-    JobService drain = new DrainNoopService();
+    JobService drain = new DrainNoopService("bench_drain");
     manager.register(drain);
     drain.requestWake();
     // An index probe every millisecond: cheap enough not to slow the drain it watches.
@@ -104,6 +105,32 @@ class EngineBenchmark {
     assertThat(
             db.query(
                     "SELECT count(*) AS n FROM jobs WHERE kind = 'bench_drain' AND status = 'done'")
+                .get(0)
+                .get("n"))
+        .isEqualTo((long) JOBS);
+
+    // The same drain with claims 20 ms ahead of the free threads
+    // (jobs.services.<kind>.claim-ahead).
+    List<JobQueue.NewJob> ahead = new ArrayList<>(JOBS);
+    for (int i = 0; i < JOBS; i++) {
+      ahead.add(new JobQueue.NewJob(Map.of("i", i), null));
+    }
+    queue.enqueueMany(AHEAD_KIND, ahead, "user", "bench");
+    t0 = System.nanoTime();
+    JobService aheadDrain = new DrainNoopService(AHEAD_KIND);
+    manager.register(aheadDrain);
+    aheadDrain.requestWake();
+    while (!db.query(
+            "SELECT 1 FROM jobs WHERE kind = ? AND status IN ('pending', 'running') LIMIT 1",
+            AHEAD_KIND)
+        .isEmpty()) {
+      allDone.await(1, TimeUnit.MILLISECONDS);
+    }
+    drained = JOBS / seconds(t0);
+    record("drain_noop_max_concurrent_10_claim_ahead", drained, "jobs/s", drained / reference);
+    assertThat(
+            db.query(
+                    "SELECT count(*) AS n FROM jobs WHERE kind = ? AND status = 'done'", AHEAD_KIND)
                 .get(0)
                 .get("n"))
         .isEqualTo((long) JOBS);
@@ -196,9 +223,15 @@ class EngineBenchmark {
    * then, which a bean registered at start would not let them do.
    */
   private static final class DrainNoopService extends NoopService {
+    private final String kind;
+
+    DrainNoopService(String kind) {
+      this.kind = kind;
+    }
+
     @Override
     public String kind() {
-      return "bench_drain";
+      return kind;
     }
 
     @Override
@@ -341,19 +374,16 @@ class EngineBenchmark {
   public static class Profile implements QuarkusTestProfile {
     @Override
     public Map<String, String> getConfigOverrides() {
-      return Map.of(
-          "jobs.wake-ups",
-          "true",
-          "jobs.services.bench_drain.max-concurrent",
-          "10",
-          "jobs.services.bench_pickup.max-concurrent",
-          "10",
-          "jobs.services." + PEERS_KIND + ".max-concurrent",
-          "10",
-          "quarkus.log.level",
-          "WARN",
-          "quarkus.log.category.\"io.asyncjobs\".level",
-          "WARN");
+      return Map.ofEntries(
+          Map.entry("jobs.wake-ups", "true"),
+          Map.entry("jobs.services.bench_drain.max-concurrent", "10"),
+          Map.entry("jobs.services." + AHEAD_KIND + ".max-concurrent", "10"),
+          Map.entry("jobs.services." + AHEAD_KIND + ".claim-ahead", "20ms"),
+          Map.entry("jobs.services." + PEERS_KIND + ".claim-ahead", "20ms"),
+          Map.entry("jobs.services.bench_pickup.max-concurrent", "10"),
+          Map.entry("jobs.services." + PEERS_KIND + ".max-concurrent", "10"),
+          Map.entry("quarkus.log.level", "WARN"),
+          Map.entry("quarkus.log.category.\"io.asyncjobs\".level", "WARN"));
     }
   }
 }

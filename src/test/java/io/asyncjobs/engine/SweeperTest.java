@@ -141,6 +141,7 @@ class SweeperTest {
             Duration.ofMinutes(1),
             Duration.ofMinutes(5),
             false,
+            0,
             metrics);
     return new Sweeper(
         "sweepme",
