@@ -844,9 +844,13 @@ public abstract class JobService extends BaseService {
 
   // ---- lifecycle -------------------------------------------------------------------------
 
-  /** Sets how far claims go ahead of the free threads; for tests, which flip it on one kind. */
+  /**
+   * Sets how far claims go ahead of the free threads and forgets the kind's run time, as at start;
+   * for tests, which flip it on one kind.
+   */
   void claimAhead(Duration window) {
     claimAhead = window;
+    typicalRunNanos.set(0);
   }
 
   /** Called once by the {@link ServiceManager}: wires the engine in and starts the threads. */

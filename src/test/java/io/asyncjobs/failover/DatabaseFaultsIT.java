@@ -12,8 +12,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Two packaged replicas on the PostgreSQL advisory lock while the database misbehaves: every
  * session terminated three times mid-drain, the server restarted, the server down for 30 s, the
- * owner's lock session killed under sixteen long jobs. Each run counts what happened to every job
- * (see {@link Effects}) and adds a row to target/failover/faults.md.
+ * owner's lock session killed under sixteen long jobs, and sessions killed while jobs wait claimed
+ * ahead of the threads. Each run counts what happened to every job (see {@link Effects}) and adds a
+ * row to target/failover/faults.md.
  */
 class DatabaseFaultsIT {
 
@@ -116,6 +117,28 @@ class DatabaseFaultsIT {
         cluster.report("lock session killed under 16 running 2 s jobs", "owner " + ms(owner));
     assertClean(effects);
     assertThat(effects.ranTwice()).isLessThanOrEqualTo(16);
+  }
+
+  @Test
+  void shouldLoseFailAndOverlapNothingWhenSessionsDieWhileJobsWaitClaimedAhead() throws Exception {
+    // 10 ms jobs on 4 threads with a 200 ms window: some 80 jobs wait claimed for a thread.
+    startReplicas("ahead", Map.of("JOBS_SERVICES_NOOP_CLAIM_AHEAD", "200ms"));
+    cluster.enqueue(3_000, 10);
+    FaultCluster.await(
+        () -> cluster.count("SELECT count(*) FROM jobs WHERE status = 'running'") > 8,
+        Duration.ofSeconds(60),
+        "jobs claimed ahead of the four threads");
+
+    assertThat(cluster.terminateSessions()).isPositive();
+    Thread.sleep(1_500);
+    cluster.terminateLockSession();
+    FaultCluster.await(() -> cluster.owners().size() == 1, Duration.ofSeconds(30), "an owner");
+    Duration recovery = progressAgain();
+    cluster.awaitDrained(Duration.ofSeconds(120));
+
+    assertClean(
+        cluster.report(
+            "claim-ahead 200 ms: sessions terminated, then the lock session killed", ms(recovery)));
   }
 
   private ServiceProcess[] startReplicas(String scenario, Map<String, String> extra)

@@ -1,0 +1,258 @@
+package io.asyncjobs.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.asyncjobs.queue.CancelOutcome;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.settings.SettingsOverride;
+import io.asyncjobs.settings.SettingsStore;
+import io.asyncjobs.testing.Database;
+import io.asyncjobs.testing.TestClock;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Claims that run ahead of the free threads ({@code jobs.services.<kind>.claim-ahead}): the jobs
+ * claimed beyond the threads wait in this process for a thread. What a caller sees must stay what
+ * it is without them: never more jobs running at once than max-concurrent, each job run once, its
+ * start and its timeout counted from when a thread took it, and a job that waited when it was
+ * cancelled, or when the lock was lost or handed over, never runs here.
+ */
+@QuarkusTest
+class ClaimAheadTest {
+
+  private static final Instant T0 = Instant.parse("2026-05-01T08:00:00Z");
+
+  @Inject ControlledService service;
+  @Inject JobQueue queue;
+  @Inject SettingsStore settings;
+  @Inject TestClock clock;
+  @Inject ServiceManager manager;
+  @Inject Database db;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    service.reset();
+    db.clearJobs();
+    db.update("DELETE FROM service_settings");
+    service.runOnce(); // reaps whatever an earlier test left in flight
+    service.reset();
+    clock.set(T0);
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (!service.ownerLock().earlierHoldersSettled() && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    service.claimAhead(Duration.ZERO);
+    service.reset();
+    clock.reset();
+    db.update("DELETE FROM service_settings");
+  }
+
+  @Test
+  void shouldClaimAheadOfTheFreeThreadsButRunNoMoreAtOnceThanMaxConcurrent() throws Exception {
+    aheadWithQuickJobsSeen(2, null);
+    List<UUID> jobs = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      jobs.add(enqueue(Map.of("block", true)));
+    }
+
+    assertThat(service.runOnce().claimed()).isEqualTo(8);
+    service.nextStarted();
+    service.nextStarted();
+    assertThat(count(JobStatus.RUNNING)).as("claimed, so running to a caller").isEqualTo(8);
+    clock.advance(Duration.ofSeconds(5));
+    for (int i = 0; i < 8; i++) {
+      service.release(jobs.get(i));
+      service.awaitReturned(jobs.get(i));
+      if (i + 2 < 8) {
+        // The freed thread takes the oldest job waiting.
+        assertThat(service.nextStarted()).isEqualTo(jobs.get(i + 2));
+      }
+      service.runOnce();
+      assertThat(service.active.get()).isLessThanOrEqualTo(2);
+    }
+
+    assertThat(count(JobStatus.DONE)).isEqualTo(8);
+    assertThat(service.maxActive.get()).isEqualTo(2);
+    assertThat(service.startOrder).hasSize(8).containsExactlyInAnyOrderElementsOf(jobs);
+    assertThat(service.startOrder.subList(2, 8)).containsExactlyElementsOf(jobs.subList(2, 8));
+    for (int i = 0; i < 8; i++) {
+      Job job = queue.getJob(jobs.get(i)).orElseThrow();
+      // The first two began at their claim; the others when a thread took them, after 5 s.
+      assertThat(job.startedAt).as("job %d's start", i).isEqualTo(i < 2 ? T0 : T0.plusSeconds(5));
+    }
+  }
+
+  @Test
+  void shouldFailACancelledJobThatWaitsForAThreadWithoutRunningIt() throws Exception {
+    aheadWithQuickJobsSeen(1, null);
+    UUID blocker = enqueue(Map.of("block", true));
+    UUID victim = enqueue(Map.of("block", true));
+    UUID after = enqueue(Map.of());
+    assertThat(service.runOnce().claimed()).isEqualTo(3);
+    assertThat(service.nextStarted()).isEqualTo(blocker);
+
+    assertThat(queue.cancelJob(victim)).isEqualTo(CancelOutcome.STOP_REQUESTED);
+    service.runOnce();
+    service.release(blocker);
+    assertThat(service.nextStarted()).isEqualTo(after);
+    service.awaitReturned(after);
+    service.runOnce();
+
+    Job cancelled = queue.getJob(victim).orElseThrow();
+    assertThat(cancelled.status).isEqualTo(JobStatus.FAILED);
+    assertThat(cancelled.error).isEqualTo("cancelled on request");
+    assertThat(service.startOrder).containsExactly(blocker, after);
+    assertThat(count(JobStatus.DONE)).isEqualTo(2);
+    assertThat(service.inFlightCount()).isZero();
+    assertThat(service.awaitTasks(Duration.ofSeconds(2))).as("no slot held by the victim").isTrue();
+  }
+
+  @Test
+  void shouldNotTimeOutAJobWhileItWaitsForAThread() throws Exception {
+    aheadWithQuickJobsSeen(1, 5L);
+    UUID stuck = enqueue(Map.of("block", true));
+    UUID waiting = enqueue(Map.of("block", true));
+    assertThat(service.runOnce().claimed()).isEqualTo(2);
+    service.nextStarted();
+
+    clock.advance(Duration.ofSeconds(6));
+    TickResult overdue = service.runOnce();
+    assertThat(overdue.timedOut()).as("only the job that ran for 6 s").isEqualTo(1);
+    assertThat(service.nextStarted()).isEqualTo(waiting);
+    clock.advance(Duration.ofSeconds(4));
+    assertThat(service.runOnce().timedOut()).as("4 s since its thread took it").isZero();
+    service.release(waiting);
+    service.awaitReturned(waiting);
+    service.runOnce();
+
+    assertThat(queue.getJob(stuck).orElseThrow().error).isEqualTo("timed out after 5 s");
+    Job job = queue.getJob(waiting).orElseThrow();
+    assertThat(job.status).isEqualTo(JobStatus.DONE);
+    assertThat(job.startedAt).isEqualTo(T0.plusSeconds(6));
+    assertThat(job.durationMs).isEqualTo(4000L);
+  }
+
+  @Test
+  void shouldPutJobsThatWaitForAThreadBackUnrunWhenTheLockIsLost() throws Exception {
+    aheadWithQuickJobsSeen(1, null);
+    UUID running = enqueue(Map.of("block", true));
+    List<UUID> waiting = List.of(enqueue(Map.of()), enqueue(Map.of()), enqueue(Map.of()));
+    assertThat(service.runOnce().claimed()).isEqualTo(4);
+    service.nextStarted();
+
+    service.whenNotOwner();
+    service.awaitReturned(running);
+    service.whenNotOwner();
+
+    assertThat(service.inFlightCount()).isZero();
+    assertThat(service.startOrder).containsExactly(running);
+    for (UUID uid : waiting) {
+      Job back = queue.getJob(uid).orElseThrow();
+      assertThat(back.status).isEqualTo(JobStatus.PENDING);
+      assertThat(back.retryCount).isZero();
+      assertThat(back.startedAt).isNull();
+    }
+  }
+
+  @Test
+  void shouldHandJobsThatWaitForAThreadBackUnrunOnGracefulHandover() throws Exception {
+    aheadWithQuickJobsSeen(1, null);
+    UUID stuck = enqueue(Map.of("block", true));
+    List<UUID> waiting = List.of(enqueue(Map.of()), enqueue(Map.of()));
+    assertThat(service.runOnce().claimed()).isEqualTo(3);
+    service.nextStarted();
+
+    int released;
+    try {
+      released = manager.handOver(Duration.ofMillis(300));
+    } finally {
+      manager.all().stream()
+          .filter(JobService.class::isInstance)
+          .forEach(s -> ((JobService) s).endDrain());
+    }
+
+    assertThat(released).isEqualTo(3);
+    assertThat(service.startOrder).containsExactly(stuck);
+    for (UUID uid : List.of(stuck, waiting.get(0), waiting.get(1))) {
+      Job job = queue.getJob(uid).orElseThrow();
+      assertThat(job.status).isEqualTo(JobStatus.PENDING);
+      assertThat(job.retryCount).isZero();
+    }
+  }
+
+  @Test
+  void shouldClaimOnlyForFreeThreadsWhileTheKindsJobsTakeLongerThanTheWindow() throws Exception {
+    settings.update("controlled", new SettingsOverride(null, 2, null, null));
+    service.claimAhead(Duration.ofMillis(1));
+    UUID slow = enqueue(Map.of("block", true));
+    service.runOnce();
+    service.nextStarted();
+    Thread.sleep(50); // the kind's jobs take 50 ms, the window is 1 ms
+    service.release(slow);
+    service.awaitReturned(slow);
+    service.runOnce();
+    for (int i = 0; i < 5; i++) {
+      enqueue(Map.of("block", true));
+    }
+
+    assertThat(service.runOnce().claimed()).isEqualTo(2);
+  }
+
+  @Test
+  void shouldClaimOnlyForFreeThreadsBeforeAnyJobOfTheKindRan() throws Exception {
+    settings.update("controlled", new SettingsOverride(null, 2, null, null));
+    service.claimAhead(Duration.ofSeconds(10));
+    for (int i = 0; i < 5; i++) {
+      enqueue(Map.of("block", true));
+    }
+
+    assertThat(service.runOnce().claimed()).isEqualTo(2);
+  }
+
+  /**
+   * Sets max-concurrent (and the timeout in seconds, when given), turns claim-ahead on with a
+   * window far longer than the kind's jobs, and runs two quick jobs so that their run time is
+   * known.
+   */
+  private void aheadWithQuickJobsSeen(int maxConcurrent, Long timeoutSeconds) throws Exception {
+    settings.update("controlled", new SettingsOverride(null, maxConcurrent, timeoutSeconds, null));
+    service.claimAhead(Duration.ofSeconds(10));
+    enqueue(Map.of());
+    enqueue(Map.of());
+    for (int i = 0; i < 5 && count(JobStatus.DONE) < 2; i++) {
+      service.runOnce();
+      assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+      service.runOnce();
+    }
+    assertThat(count(JobStatus.DONE)).isEqualTo(2);
+    db.clearJobs();
+    service.reset();
+  }
+
+  private UUID enqueue(Map<String, Object> payload) {
+    return queue.enqueue("controlled", payload, "user", "tester", null);
+  }
+
+  private long count(JobStatus status) {
+    return (long)
+        db.query("SELECT count(*) AS n FROM jobs WHERE status = ?", status.dbValue())
+            .get(0)
+            .get("n");
+  }
+}
