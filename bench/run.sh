@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks. Usage: bench/run.sh engine|http|zip|memory|scale|kinds|peers
+# Benchmarks. Usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers
 #
 # Each suite starts its own PostgreSQL on loopback (Debian's postgresql-15 binaries; installed with
 # apt when missing), measures a reference on that same machine, then runs the benchmark and prints
@@ -9,6 +9,8 @@
 #   engine  the job engine in-process (EngineBenchmark) against pgbench inserts.
 #   http    the packaged app over HTTP: a polling/enqueue load, status GET throughput against a
 #           pgbench primary-key select, and a 1 GiB download against nginx. See docs/benchmarks.md.
+#   enqueue POST /api/noop one at a time and POST /api/noop/batch against the same enqueues made
+#           in-process through JobQueue (bench/enqueue.sh).
 #   zip     the zip kind on a mixed 1 GiB tree against `zip -r -6` on the same tree.
 #   scale   the packaged app beside 10^4 and then 10^7 finished jobs (built with SQL): queue gauges,
 #           service cards, status GET, an owner's listing, a drain of 5,000 noop jobs, the idle
@@ -22,8 +24,8 @@ cd "$(dirname "$0")/.."
 
 suite=${1:-engine}
 case "$suite" in
-  engine | http | zip | memory | scale | kinds | peers) ;;
-  *) echo "usage: bench/run.sh engine|http|zip|memory|scale|kinds|peers" >&2; exit 2 ;;
+  engine | http | enqueue | zip | memory | scale | kinds | peers) ;;
+  *) echo "usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers" >&2; exit 2 ;;
 esac
 
 # Installs Debian package $1 with apt when the executable $2 is missing.
@@ -857,6 +859,7 @@ PY
 case "$suite" in
   kinds) . bench/kinds.sh ;;
   peers) . bench/peers.sh ;;
+  enqueue) . bench/enqueue.sh ;;
 esac
 
 "suite_$suite"

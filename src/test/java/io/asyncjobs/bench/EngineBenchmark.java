@@ -63,6 +63,10 @@ class EngineBenchmark {
               Duration.ofMinutes(20));
       return;
     }
+    if ("enqueue".equals(System.getProperty("bench.mode"))) {
+      measureEnqueueOnly();
+      return;
+    }
     double reference = Double.parseDouble(System.getProperty("bench.reference-tps", "0"));
     record("pgbench_insert_1_client", reference, "tps", null);
     db.clearJobs();
@@ -169,6 +173,46 @@ class EngineBenchmark {
 
     write();
     assertThat(rows).isNotEmpty();
+  }
+
+  /**
+   * The enqueue suite's in-process side: the same enqueues as its HTTP side, one at a time and in
+   * batches of 1,000, each for {@code bench.seconds} after {@code bench.warmup-seconds} of each
+   * unmeasured, on a table emptied before each; no job is processed meanwhile (no service of the
+   * kind is registered), as the app under test processes none (lock mode none).
+   */
+  private void measureEnqueueOnly() throws Exception {
+    double seconds = Double.parseDouble(System.getProperty("bench.seconds", "15"));
+    double warmUp = Double.parseDouble(System.getProperty("bench.warmup-seconds", "20"));
+    for (boolean measured : new boolean[] {false, true}) {
+      double bound = measured ? seconds : warmUp;
+      db.update("TRUNCATE jobs, job_finished_minutes");
+      long t0 = System.nanoTime();
+      int n = 0;
+      while (seconds(t0) < bound) {
+        queue.enqueue("bench_enqueue", Map.of("sleep_ms", 0), "user", "bench", null);
+        n++;
+      }
+      double single = n / seconds(t0);
+      db.update("TRUNCATE jobs, job_finished_minutes");
+      t0 = System.nanoTime();
+      int batches = 0;
+      while (seconds(t0) < bound) {
+        List<JobQueue.NewJob> batch = new ArrayList<>(BATCH);
+        for (int i = 0; i < BATCH; i++) {
+          batch.add(new JobQueue.NewJob(Map.of("sleep_ms", 0), null));
+        }
+        queue.enqueueMany("bench_enqueue", batch, "user", "bench");
+        batches++;
+      }
+      double batched = batches * BATCH / seconds(t0);
+      if (measured) {
+        record("inprocess_enqueue_one_at_a_time", single, "jobs/s", null);
+        record("inprocess_enqueue_batches_of_1000", batched, "jobs/s", null);
+      }
+    }
+    db.update("TRUNCATE jobs, job_finished_minutes");
+    write();
   }
 
   private void warmUp() throws Exception {

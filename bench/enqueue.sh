@@ -1,0 +1,91 @@
+# The enqueue suite: jobs added through the HTTP API of the packaged app, one request at a time over
+# a keep-alive connection and in batches of 1,000 through POST /api/noop/batch, against the same
+# enqueues made in-process through JobQueue, on the same throwaway PostgreSQL in one run. Sourced
+# by bench/run.sh, whose helpers ($out, $work, $url, start_app, psql_, print_results, ...) it uses;
+# bench/run.sh then calls suite_enqueue. See docs/benchmarks.md, "Enqueue suite".
+#
+# The app runs with lock mode none, so it processes nothing: like the in-process side, where no
+# service of the kind is registered, the measure is the enqueue alone. The HTTP side is measured
+# twice, before and after the in-process side, and each of its figures is the mean of the two, so
+# that drift on the machine falls on both sides alike.
+
+suite_enqueue() {
+  local seconds=${BENCH_ENQUEUE_SECONDS:-15} # each measured phase
+  local warmup=${BENCH_ENQUEUE_WARMUP:-20}   # each unmeasured warm-up phase
+
+  apt_need wrk wrk
+  apt_need curl curl
+  apt_need openssl openssl
+  rm -f "$out/enqueue.jsonl" "$out"/enqueue-wrk-*.txt
+  BENCH_APP_ENV="JOBS_LOCK_MODE=none ${BENCH_APP_ENV:-}" start_app enqueue
+  printf '{"sleep_ms": 0}' >"$work/one.json"
+  python3 -c 'import json; print(json.dumps({"jobs": [{"payload": {"sleep_ms": 0}} for i in range(1000)]}))' \
+    >"$work/batch.json"
+
+  # One phase of wrk: $1 the label, $2 the body file, $3 the path, $4 seconds. The table is
+  # emptied first, as on the in-process side.
+  enqueue_wrk() {
+    psql_ -c "TRUNCATE jobs, job_finished_minutes"
+    wrk -t 1 -c 1 -d "${4}s" --latency -H "Authorization: Bearer $token" \
+      -s bench/http_enqueue.lua "$base" -- "$2" "$3" >"$out/enqueue-wrk-$1.txt"
+  }
+  echo "bench: HTTP warm-up, ${warmup}s one at a time and ${warmup}s in batches" >&2
+  enqueue_wrk warmup-one "$work/one.json" /api/noop "$warmup"
+  enqueue_wrk warmup-batch "$work/batch.json" /api/noop/batch "$warmup"
+  echo "bench: HTTP, ${seconds}s one at a time and ${seconds}s in batches of 1,000" >&2
+  enqueue_wrk one-a "$work/one.json" /api/noop "$seconds"
+  enqueue_wrk batch-a "$work/batch.json" /api/noop/batch "$seconds"
+
+  echo "bench: in-process, the same after a warm-up" >&2
+  psql_ -c "TRUNCATE jobs, job_finished_minutes"
+  ./mvnw -q -B test -Dtest=EngineBenchmark -Dsurefire.failIfNoSpecifiedTests=false \
+    -Djobs.embedded-db.enabled=false -Dbench.mode=enqueue \
+    -Dbench.seconds="$seconds" -Dbench.warmup-seconds="$warmup" \
+    -Dquarkus.datasource.jdbc.url="$url" -Dquarkus.datasource.username=postgres \
+    -Dquarkus.datasource.password= -Dbench.output="$out/enqueue-inprocess.jsonl" \
+    >"$out/enqueue-inprocess.log" 2>&1 || { tail -n 80 "$out/enqueue-inprocess.log" >&2; exit 1; }
+
+  echo "bench: HTTP again, ${seconds}s one at a time and ${seconds}s in batches" >&2
+  enqueue_wrk one-b "$work/one.json" /api/noop "$seconds"
+  enqueue_wrk batch-b "$work/batch.json" /api/noop/batch "$seconds"
+  psql_ -c "TRUNCATE jobs, job_finished_minutes"
+
+  python3 - "$out" <<'PY'
+import json, re, sys
+out = sys.argv[1]
+inproc = {r["measure"]: r["value"] for r in map(json.loads, open(out + "/enqueue-inprocess.jsonl"))}
+
+def wrk(label):
+    text = open(f"{out}/enqueue-wrk-{label}.txt").read()
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", text)
+    sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    errors = (int(bad.group(1)) if bad else 0) + (sum(map(int, sock.groups())) if sock else 0)
+    if errors:
+        sys.exit(f"bench: {errors} requests of {label} failed; see {out}/enqueue-wrk-{label}.txt")
+    def ms(p):
+        m = re.search(r"^\s*" + p + r"%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
+        return float(m.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[m.group(2)]
+    return rps, ms("50"), ms("99")
+
+rows = []
+for name, per, measure in (("one", 1, "enqueue_one_at_a_time"), ("batch", 1000, "enqueue_batches_of_1000")):
+    a, b = wrk(name + "-a"), wrk(name + "-b")
+    http = (a[0] + b[0]) / 2 * per
+    ref = inproc["inprocess_" + measure]
+    rows.append({"measure": "inprocess_" + measure, "value": round(ref, 2), "unit": "jobs/s"})
+    rows.append({"measure": "http_" + measure, "value": round(http, 2), "unit": "jobs/s",
+                 "ratio": round(http / ref, 2), "rounds": [round(a[0] * per, 2), round(b[0] * per, 2)]})
+    rows.append({"measure": "http_" + measure + "_p50", "value": round((a[1] + b[1]) / 2, 2), "unit": "ms"})
+    rows.append({"measure": "http_" + measure + "_p99", "value": round((a[2] + b[2]) / 2, 2), "unit": "ms"})
+with open(out + "/enqueue.jsonl", "w") as f:
+    for r in rows:
+        f.write(json.dumps(r) + "\n")
+PY
+  echo "HTTP through the packaged app (lock mode none, so nothing is processed), one wrk connection"
+  echo "kept alive; in-process through JobQueue in a Quarkus test on the same database. ratio = HTTP /"
+  echo "in-process (target >= 0.8); HTTP figures are the mean of the runs before and after the in-process"
+  echo "one (rounds). p50/p99: wrk's request latency."
+  echo
+  print_results "$out/enqueue.jsonl"
+}
