@@ -4,22 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.asyncjobs.queue.CancelOutcome;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
 import io.asyncjobs.settings.SettingsOverride;
-import io.asyncjobs.settings.SettingsStore;
-import io.asyncjobs.testing.Database;
-import io.asyncjobs.testing.TestClock;
 import io.quarkus.test.junit.QuarkusTest;
-import jakarta.inject.Inject;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,38 +22,7 @@ import org.junit.jupiter.api.Test;
  * cancelled, or when the lock was lost or handed over, never runs here.
  */
 @QuarkusTest
-class ClaimAheadTest {
-
-  private static final Instant T0 = Instant.parse("2026-05-01T08:00:00Z");
-
-  @Inject ControlledService service;
-  @Inject JobQueue queue;
-  @Inject SettingsStore settings;
-  @Inject TestClock clock;
-  @Inject ServiceManager manager;
-  @Inject Database db;
-
-  @BeforeEach
-  void setUp() throws Exception {
-    service.reset();
-    db.clearJobs();
-    db.update("DELETE FROM service_settings");
-    service.runOnce(); // reaps whatever an earlier test left in flight
-    service.reset();
-    clock.set(T0);
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (!service.ownerLock().earlierHoldersSettled() && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-    }
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    service.claimAhead(Duration.ZERO);
-    service.reset();
-    clock.reset();
-    db.update("DELETE FROM service_settings");
-  }
+class ClaimAheadTest extends ControlledKindFixture {
 
   @Test
   void shouldClaimAheadOfTheFreeThreadsButRunNoMoreAtOnceThanMaxConcurrent() throws Exception {
@@ -243,10 +204,6 @@ class ClaimAheadTest {
     assertThat(count(JobStatus.DONE)).isEqualTo(2);
     db.clearJobs();
     service.reset();
-  }
-
-  private UUID enqueue(Map<String, Object> payload) {
-    return queue.enqueue("controlled", payload, "user", "tester", null);
   }
 
   private long count(JobStatus status) {

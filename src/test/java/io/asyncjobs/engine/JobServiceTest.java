@@ -5,14 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.asyncjobs.queue.CancelOutcome;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
 import io.asyncjobs.settings.SettingsOverride;
-import io.asyncjobs.settings.SettingsStore;
-import io.asyncjobs.testing.Database;
-import io.asyncjobs.testing.TestClock;
 import io.quarkus.test.junit.QuarkusTest;
-import jakarta.inject.Inject;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
@@ -20,44 +15,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 @QuarkusTest
-class JobServiceTest {
+class JobServiceTest extends ControlledKindFixture {
 
-  private static final Instant T0 = Instant.parse("2026-05-01T08:00:00Z");
   private static final Duration SEVEN_DAYS = Duration.ofDays(7);
-
-  @Inject ControlledService service;
-  @Inject JobQueue queue;
-  @Inject SettingsStore settings;
-  @Inject TestClock clock;
-  @Inject ServiceManager manager;
-  @Inject Database db;
-
-  @BeforeEach
-  void setUp() throws Exception {
-    service.reset();
-    db.clearJobs();
-    db.update("DELETE FROM service_settings");
-    service.runOnce(); // reaps whatever an earlier test left in flight
-    service.reset();
-    clock.set(T0);
-    // Tests that leave running rows of an older epoch need the lock past its takeover window.
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (!service.ownerLock().earlierHoldersSettled() && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-    }
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    service.reset();
-    clock.reset();
-    db.update("DELETE FROM service_settings");
-  }
 
   @Test
   void shouldProcessJobsInEnqueueOrderAcrossTicks() throws Exception {
@@ -536,10 +499,6 @@ class JobServiceTest {
   }
 
   // ---- helpers ---------------------------------------------------------------------------
-
-  private UUID enqueue(Map<String, Object> payload) {
-    return queue.enqueue("controlled", payload, "user", "tester", null);
-  }
 
   private long epoch() {
     return service.ownerLock().epoch();
