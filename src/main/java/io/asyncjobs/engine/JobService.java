@@ -29,12 +29,13 @@ import org.jboss.logging.Logger;
  * timeouts and crash recovery come from here.
  *
  * <p>Each {@link #runOnce()} is four steps, in order: reap finished tasks, recover orphans, refill
- * up to the concurrency limit, sweep expired jobs. Tasks outlive the run that started them; the run
- * itself only does database work and returns quickly. How far a run may go depends on the owner
- * lock's {@link Trust}: claiming, recovering and sweeping only under {@link Trust#CLAIM}; writing
- * outcomes under {@link Trust#FINISH} too; under {@link Trust#NONE} running work is interrupted and
- * handed back. A task leaves this process's books only once what became of it is committed, so an
- * outcome is never lost to a failed write.
+ * up to the concurrency limit (and, with claim-ahead, beyond it by what the threads finish within
+ * the window; such jobs wait for a thread), sweep expired jobs. Tasks outlive the run that started
+ * them; the run itself only does database work and returns quickly. How far a run may go depends on
+ * the owner lock's {@link Trust}: claiming, recovering and sweeping only under {@link Trust#CLAIM};
+ * writing outcomes under {@link Trust#FINISH} too; under {@link Trust#NONE} running work is
+ * interrupted and handed back. A task leaves this process's books only once what became of it is
+ * committed, so an outcome is never lost to a failed write.
  */
 public abstract class JobService extends BaseService {
 
@@ -802,7 +803,6 @@ public abstract class JobService extends BaseService {
     } finally {
       CURRENT.remove();
       long ran = task.ranNanos(System.nanoTime());
-      // Lost updates between threads only blur an average.
       typicalRunNanos.getAndUpdate(avg -> avg == 0 ? Math.max(1, ran) : avg + (ran - avg) / 8);
       task.finish(result, failure, requireContext().clock().now());
       if (requireContext().wakeUps()) {
