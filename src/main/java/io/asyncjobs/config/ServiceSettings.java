@@ -9,9 +9,15 @@ import java.time.Duration;
  * @param maxConcurrent jobs processed at the same time
  * @param jobTimeout how long one job may run
  * @param maxRetries recoveries of a vanished job before it is failed
+ * @param claimAhead how far claims may run ahead of the free threads, in run time (configuration
+ *     only: no admin override)
  */
 public record ServiceSettings(
-    Duration retention, int maxConcurrent, Duration jobTimeout, int maxRetries) {
+    Duration retention,
+    int maxConcurrent,
+    Duration jobTimeout,
+    int maxRetries,
+    Duration claimAhead) {
 
   /** The settings for {@code service} from configuration alone. */
   public static ServiceSettings fromConfig(JobsConfig config, String service) {
@@ -22,12 +28,14 @@ public record ServiceSettings(
           Duration.ofSeconds(d.retentionSeconds()),
           d.maxConcurrent(),
           Duration.ofSeconds(d.jobTimeoutSeconds()),
-          d.maxRetries());
+          d.maxRetries(),
+          d.claimAhead());
     }
     return new ServiceSettings(
         Duration.ofSeconds(o.retentionSeconds().orElse(d.retentionSeconds())),
         o.maxConcurrent().orElse(d.maxConcurrent()),
         Duration.ofSeconds(o.jobTimeoutSeconds().orElse(d.jobTimeoutSeconds())),
-        o.maxRetries().orElse(d.maxRetries()));
+        o.maxRetries().orElse(d.maxRetries()),
+        o.claimAhead().orElse(d.claimAhead()));
   }
 }

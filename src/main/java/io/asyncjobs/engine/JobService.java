@@ -71,8 +71,8 @@ public abstract class JobService extends BaseService {
    */
   private final AtomicLong typicalRunNanos = new AtomicLong();
 
-  /** How far ahead of the free threads claims go, in run time; zero for free threads only. */
-  private volatile Duration claimAhead = Duration.ZERO;
+  /** A claim-ahead window a test set instead of the configured one, or null. */
+  private volatile Duration claimAheadSetByTest;
 
   /** Only one run at a time: from the tick, a wake-up or a test. */
   private final ReentrantLock runLock = new ReentrantLock();
@@ -408,10 +408,9 @@ public abstract class JobService extends BaseService {
    */
   void abandonWork() {
     int abandoned = 0;
-    Instant now = requireContext().clock().now();
     for (Task task : inFlight.values()) {
       if (task.working()) {
-        task.abandon(now);
+        task.abandon();
         abandoned++;
       }
     }
@@ -453,10 +452,9 @@ public abstract class JobService extends BaseService {
     try {
       ServiceSettings settings = lastTickSettings(ctx);
       List<Task> stopped = new ArrayList<>();
-      Instant stoppedAt = ctx.clock().now();
       for (Task task : inFlight.values()) {
         if (task.working()) {
-          task.abandon(stoppedAt);
+          task.abandon();
           stopped.add(task);
         }
       }
@@ -608,7 +606,7 @@ public abstract class JobService extends BaseService {
         task.adoptedUnder(epoch);
         tally.adopted++;
       } else {
-        task.abandon(now);
+        task.abandon();
         lost++;
       }
     }
@@ -640,10 +638,11 @@ public abstract class JobService extends BaseService {
       if (task == null || !task.working()) {
         continue;
       }
+      Instant began = task.startedAt(); // null while it waits for a thread: no timeout yet
       if (cancelled.contains(uid)) {
         task.stop("cancelled on request", now);
-      } else if (task.startedAt() != null
-          && Duration.between(task.startedAt(), now).compareTo(settings.jobTimeout()) > 0) {
+      } else if (began != null
+          && Duration.between(began, now).compareTo(settings.jobTimeout()) > 0) {
         task.stop("timed out after " + settings.jobTimeout().toSeconds() + " s", now);
         tally.timedOut++;
       }
@@ -753,7 +752,8 @@ public abstract class JobService extends BaseService {
   private int aheadRoom(ServiceSettings settings) {
     EngineContext ctx = requireContext();
     long typical = typicalRunNanos.get();
-    long window = claimAhead.toNanos();
+    Duration set = claimAheadSetByTest;
+    long window = (set != null ? set : settings.claimAhead()).toNanos();
     if (typical <= 0 || window <= 0 || ctx.claimAheadMax() <= 0) {
       return 0;
     }
@@ -845,17 +845,16 @@ public abstract class JobService extends BaseService {
   // ---- lifecycle -------------------------------------------------------------------------
 
   /**
-   * Sets how far claims go ahead of the free threads and forgets the kind's run time, as at start;
-   * for tests, which flip it on one kind.
+   * Sets how far claims go ahead of the free threads in place of the configured window (null goes
+   * back to it) and forgets the kind's run time, as at start; for tests, which flip it on one kind.
    */
   void claimAhead(Duration window) {
-    claimAhead = window;
+    claimAheadSetByTest = window;
     typicalRunNanos.set(0);
   }
 
   /** Called once by the {@link ServiceManager}: wires the engine in and starts the threads. */
-  void attach(EngineContext engineContext, int initialThreads, Duration claimAheadWindow) {
-    this.claimAhead = claimAheadWindow;
+  void attach(EngineContext engineContext, int initialThreads) {
     this.context = engineContext;
     this.outcomes = new Outcomes(kind(), engineContext);
     this.sweeper = new Sweeper(kind(), engineContext, this::cleanup);

@@ -190,11 +190,7 @@ public class ServiceManager {
       }
       service.attachLock(ownerLock);
       if (service instanceof JobService jobService) {
-        Duration claimAhead =
-            Optional.ofNullable(config.services().get(name))
-                .flatMap(JobsConfig.ServiceOverrides::claimAhead)
-                .orElse(config.defaults().claimAhead());
-        jobService.attach(context, context.settings().configured(name).maxConcurrent(), claimAhead);
+        jobService.attach(context, context.settings().configured(name).maxConcurrent());
       }
       services.put(name, service);
     }

@@ -145,11 +145,12 @@ final class Task {
 
   /**
    * Marks a task that no thread took yet as never to run, and as returned: nothing of it runs, so
-   * its slot is free at once. A task a thread already took is left to return by itself.
+   * its slot is free at once (its end is its claim; the outcome written is the stop's, or none). A
+   * task a thread already took is left to return by itself.
    */
-  private void preventStart(Instant now) {
+  private void preventStart() {
     if (state.compareAndSet(WAITING, NEVER)) {
-      finish(null, new InterruptedException("stopped before it started"), now);
+      finish(null, new InterruptedException("stopped before it started"), claimedAt);
     }
   }
 
@@ -175,14 +176,14 @@ final class Task {
   void stop(String error, Instant now) {
     stoppedWith =
         Completion.failed(job.uid, error, start(), now).withProgress(progress.getAndSet(null));
-    preventStart(now);
+    preventStart();
     interrupt();
   }
 
   /** The lock was lost: the thread is interrupted and the job is to go back to pending. */
-  void abandon(Instant now) {
+  void abandon() {
     abandoned = true;
-    preventStart(now);
+    preventStart();
     interrupt();
   }
 

@@ -45,6 +45,7 @@ public record SettingsOverride(
         retentionSeconds == null ? base.retention() : Duration.ofSeconds(retentionSeconds),
         maxConcurrent == null ? base.maxConcurrent() : maxConcurrent,
         jobTimeoutSeconds == null ? base.jobTimeout() : Duration.ofSeconds(jobTimeoutSeconds),
-        maxRetries == null ? base.maxRetries() : maxRetries);
+        maxRetries == null ? base.maxRetries() : maxRetries,
+        base.claimAhead());
   }
 }

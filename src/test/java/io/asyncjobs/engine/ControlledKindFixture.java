@@ -45,7 +45,7 @@ abstract class ControlledKindFixture {
 
   @AfterEach
   void leaveClean() throws Exception {
-    service.claimAhead(Duration.ZERO);
+    service.claimAhead(null);
     service.reset();
     clock.reset();
     db.update("DELETE FROM service_settings");
