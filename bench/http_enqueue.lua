@@ -10,8 +10,3 @@ function init(args)
   wrk.headers["Content-Type"] = "application/json"
 end
 
-local answered = {}
-
-function response(status, headers, body)
-  answered[status] = (answered[status] or 0) + 1
-end

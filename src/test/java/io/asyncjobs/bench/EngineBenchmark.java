@@ -81,63 +81,19 @@ class EngineBenchmark {
 
     t0 = System.nanoTime();
     for (int b = 0; b < JOBS / BATCH; b++) {
-      List<JobQueue.NewJob> batch = new ArrayList<>(BATCH);
-      for (int i = 0; i < BATCH; i++) {
-        batch.add(new JobQueue.NewJob(Map.of("i", i), null));
-      }
-      queue.enqueueMany("bench_batch", batch, "user", "bench");
+      queue.enqueueMany("bench_batch", newJobs(BATCH), "user", "bench");
     }
     double batched = JOBS / seconds(t0);
     record("enqueue_batches_of_1000", batched, "jobs/s", batched / reference);
     db.update("DELETE FROM jobs WHERE kind = 'bench_batch'");
 
-    // Drain: the 10,000 pending bench_drain jobs, from the moment their service starts.
-    CountDownLatch allDone = new CountDownLatch(1);
-    t0 = System.nanoTime();
-    JobService drain = new DrainNoopService("bench_drain");
-    manager.register(drain);
-    drain.requestWake();
-    // An index probe every millisecond: cheap enough not to slow the drain it watches.
-    while (!db.query(
-            "SELECT 1 FROM jobs WHERE kind = 'bench_drain' AND status IN ('pending', 'running')"
-                + " LIMIT 1")
-        .isEmpty()) {
-      allDone.await(1, TimeUnit.MILLISECONDS);
-    }
-    double drained = JOBS / seconds(t0);
+    // Drain: the 10,000 pending bench_drain jobs, from the moment their service starts; then the
+    // same drain with claims 20 ms ahead of the free threads (jobs.services.<kind>.claim-ahead).
+    double drained = drainAll("bench_drain");
     record("drain_noop_max_concurrent_10", drained, "jobs/s", drained / reference);
-    assertThat(
-            db.query(
-                    "SELECT count(*) AS n FROM jobs WHERE kind = 'bench_drain' AND status = 'done'")
-                .get(0)
-                .get("n"))
-        .isEqualTo((long) JOBS);
-
-    // The same drain with claims 20 ms ahead of the free threads
-    // (jobs.services.<kind>.claim-ahead).
-    List<JobQueue.NewJob> ahead = new ArrayList<>(JOBS);
-    for (int i = 0; i < JOBS; i++) {
-      ahead.add(new JobQueue.NewJob(Map.of("i", i), null));
-    }
-    queue.enqueueMany(AHEAD_KIND, ahead, "user", "bench");
-    t0 = System.nanoTime();
-    JobService aheadDrain = new DrainNoopService(AHEAD_KIND);
-    manager.register(aheadDrain);
-    aheadDrain.requestWake();
-    while (!db.query(
-            "SELECT 1 FROM jobs WHERE kind = ? AND status IN ('pending', 'running') LIMIT 1",
-            AHEAD_KIND)
-        .isEmpty()) {
-      allDone.await(1, TimeUnit.MILLISECONDS);
-    }
-    drained = JOBS / seconds(t0);
+    queue.enqueueMany(AHEAD_KIND, newJobs(JOBS), "user", "bench");
+    drained = drainAll(AHEAD_KIND);
     record("drain_noop_max_concurrent_10_claim_ahead", drained, "jobs/s", drained / reference);
-    assertThat(
-            db.query(
-                    "SELECT count(*) AS n FROM jobs WHERE kind = ? AND status = 'done'", AHEAD_KIND)
-                .get(0)
-                .get("n"))
-        .isEqualTo((long) JOBS);
 
     // Pickup latency: single enqueues 20 ms apart, enqueue call to process start.
     PickupService pickup = new PickupService();
@@ -213,6 +169,39 @@ class EngineBenchmark {
     }
     db.update("TRUNCATE jobs, job_finished_minutes");
     write();
+  }
+
+  /**
+   * Registers the noop kind under {@code kind} and times it from then until none of its jobs is
+   * pending or running; all {@value #JOBS} must be done. Jobs per second.
+   */
+  private double drainAll(String kind) throws InterruptedException {
+    long t0 = System.nanoTime();
+    JobService drain = new DrainNoopService(kind);
+    manager.register(drain);
+    drain.requestWake();
+    // An index probe every millisecond: cheap enough not to slow the drain it watches.
+    while (!db.query(
+            "SELECT 1 FROM jobs WHERE kind = ? AND status IN ('pending', 'running') LIMIT 1", kind)
+        .isEmpty()) {
+      Thread.sleep(1);
+    }
+    double drained = JOBS / seconds(t0);
+    assertThat(
+            db.query("SELECT count(*) AS n FROM jobs WHERE kind = ? AND status = 'done'", kind)
+                .get(0)
+                .get("n"))
+        .isEqualTo((long) JOBS);
+    return drained;
+  }
+
+  /** {@code count} noop jobs, numbered. */
+  private static List<JobQueue.NewJob> newJobs(int count) {
+    List<JobQueue.NewJob> jobs = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      jobs.add(new JobQueue.NewJob(Map.of("i", i), null));
+    }
+    return jobs;
   }
 
   private void warmUp() throws Exception {
