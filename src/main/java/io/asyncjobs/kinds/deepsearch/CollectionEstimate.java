@@ -2,9 +2,7 @@ package io.asyncjobs.kinds.deepsearch;
 
 import io.asyncjobs.kinds.deepsearch.QueryPlan.Kind;
 import io.asyncjobs.kinds.deepsearch.QueryPlan.Leaf;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import org.apache.lucene.util.SmallFloat;
 
 /**
@@ -33,8 +31,13 @@ final class CollectionEstimate {
   private final long bodyRuns;
   private final int knownTitles;
   private final long titleTokens;
-  private final Map<String, Long> bodyFrequency = new HashMap<>();
-  private final Map<String, Long> titleFrequency = new HashMap<>();
+
+  /** Per word of the plan (by its place in {@link QueryPlan#words}): documents with it. */
+  private final long[] bodyFrequency;
+
+  /** The same for titles, scaled from the known titles to all documents. */
+  private final long[] titleFrequency;
+
   private final QueryPlan plan;
 
   CollectionEstimate(QueryPlan plan, List<Prefilter.Facts> facts) {
@@ -69,11 +72,11 @@ final class CollectionEstimate {
     this.bodyRuns = bodyRuns;
     this.knownTitles = knownTitles;
     this.titleTokens = titleTokens;
-    for (int i = 0; i < inBody.length; i++) {
-      String word = plan.words.get(i);
-      bodyFrequency.put(word, inBody[i]);
-      titleFrequency.put(
-          word, knownTitles == 0 ? 0 : Math.round((double) inTitle[i] * documents / knownTitles));
+    this.bodyFrequency = inBody;
+    this.titleFrequency = new long[inTitle.length];
+    for (int i = 0; i < inTitle.length; i++) {
+      titleFrequency[i] =
+          knownTitles == 0 ? 0 : Math.round((double) inTitle[i] * documents / knownTitles);
     }
   }
 
@@ -86,16 +89,17 @@ final class CollectionEstimate {
     if (QueryPlan.TITLE.equals(field)) {
       return knownTitles == 0 ? 1 : Math.max(1f, (float) titleTokens / knownTitles);
     }
-    return bodyDocuments == 0 ? 1 : Math.max(1f, (float) bodyRuns / bodyDocuments);
+    return (float) (bodyRuns / Math.max(1.0, bodyDocuments));
   }
 
-  private long frequency(String field, String word) {
-    Map<String, Long> table = QueryPlan.TITLE.equals(field) ? titleFrequency : bodyFrequency;
+  /** Documents with the plan's {@code word}-th word in the field, within [1, documents]. */
+  private long frequency(String field, int word) {
+    long[] table = QueryPlan.TITLE.equals(field) ? titleFrequency : bodyFrequency;
     long documentCount = Math.max(1, documentsWith(field));
-    return Math.min(documentCount, Math.max(1, table.getOrDefault(word, 1L)));
+    return Math.min(documentCount, Math.max(1, table[word]));
   }
 
-  private float idf(String field, String word) {
+  private float idf(String field, int word) {
     long df = frequency(field, word);
     long n = Math.max(df, documentsWith(field));
     return (float) Math.log(1 + (n - df + 0.5D) / (df + 0.5D));
@@ -112,12 +116,11 @@ final class CollectionEstimate {
       return 1;
     }
     float idf = 0;
-    for (String word : leaf.texts) {
+    for (int word : plan.wordIds(leaf)) {
       idf += idf(leaf.field, word);
     }
     boolean title = leaf.title();
-    float average =
-        title ? averageLength(QueryPlan.TITLE) : (float) (bodyRuns / Math.max(1.0, bodyDocuments));
+    float average = averageLength(leaf.field);
     int length =
         title ? (fact.titleLength >= 0 ? fact.titleLength : Math.round(average)) : fact.bodyLength;
     int frequency = title ? 1 : Math.max(1, fact.frequency[leaf.id]);

@@ -227,16 +227,21 @@ public class DeepsearchService extends JobService implements PayloadCheck {
      * narrow.
      */
     FULL_INDEX,
-    /** Decide documents from their bytes, index only the best matches for ranking and snippets. */
+    /** Decide documents from their bytes; analyse only those the bytes cannot decide. */
     PREFILTER
   }
 
-  /** What a search found, and what it read. */
+  /**
+   * What a search found, and what it read. {@code analysed}: documents extracted and run through
+   * the analyzer (every one read for the full index; for the prefilter only those its bytes could
+   * not decide).
+   */
   record Searched(
       Strategy strategy,
       List<Map<String, Object>> hits,
       long total,
       int documents,
+      int analysed,
       long bytesRead,
       int unreadable,
       int truncated,
@@ -436,6 +441,7 @@ public class DeepsearchService extends JobService implements PayloadCheck {
           found.hits(),
           found.total(),
           documents,
+          documents,
           bytesRead,
           walk.unreadable + unreadable,
           truncated,
@@ -605,6 +611,7 @@ public class DeepsearchService extends JobService implements PayloadCheck {
         hits,
         matching.size(),
         documentsScanned.get(),
+        checked.get(),
         bytesScanned.get(),
         walk.unreadable + unreadable.get(),
         truncated.get(),

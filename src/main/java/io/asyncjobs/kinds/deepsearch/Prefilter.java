@@ -8,7 +8,6 @@ import io.asyncjobs.kinds.deepsearch.QueryPlan.Kind;
 import io.asyncjobs.kinds.deepsearch.QueryPlan.Leaf;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -90,7 +89,7 @@ final class Prefilter {
     this.counted = new boolean[plan.words.size()];
     for (Leaf leaf : plan.leaves) {
       if (leaf.kind == Kind.TERM && !leaf.title()) {
-        counted[plan.words.indexOf(leaf.texts[0])] = true;
+        counted[plan.wordIds(leaf)[0]] = true;
       }
     }
   }
@@ -105,11 +104,11 @@ final class Prefilter {
   Facts scan(RawText raw, String title, String fileName) {
     Facts facts = new Facts(plan);
     facts.bodyLength = raw.wordRuns;
-    List<String> words = plan.words;
-    RawText.Count[] counts = new RawText.Count[words.size()];
-    boolean[] absent = new boolean[words.size()];
-    for (int i = 0; i < words.size(); i++) {
-      byte[] word = words.get(i).getBytes(StandardCharsets.US_ASCII);
+    int words = plan.wordBytes.length;
+    RawText.Count[] counts = new RawText.Count[words];
+    boolean[] absent = new boolean[words];
+    for (int i = 0; i < words; i++) {
+      byte[] word = plan.wordBytes[i];
       counts[i] = raw.word(word, !counted[i]);
       facts.inBody[i] = counts[i].sure() > 0;
       absent[i] = counts[i].sure() == 0 && !counts[i].open() && raw.absenceHolds(word);
@@ -146,10 +145,9 @@ final class Prefilter {
   /** A body leaf's verdict from the bytes (for a title leaf: FALSE when absent from the text). */
   private byte fromBytes(
       Leaf leaf, RawText raw, RawText.Count[] counts, boolean[] absent, Facts facts) {
-    List<String> words = plan.words;
     switch (leaf.kind) {
       case TERM -> {
-        int i = words.indexOf(leaf.texts[0]);
+        int i = plan.wordIds(leaf)[0];
         if (absent[i]) {
           return FALSE;
         }
@@ -160,8 +158,8 @@ final class Prefilter {
         return raw.plain && counts[i].sure() > 0 && !leaf.title() ? TRUE : UNKNOWN;
       }
       case PHRASE -> {
-        for (String word : leaf.texts) {
-          if (absent[words.indexOf(word)]) {
+        for (int i : plan.wordIds(leaf)) {
+          if (absent[i]) {
             return FALSE;
           }
         }

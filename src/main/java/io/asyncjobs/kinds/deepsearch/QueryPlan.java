@@ -2,6 +2,7 @@ package io.asyncjobs.kinds.deepsearch;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -144,6 +145,12 @@ final class QueryPlan {
   /** The distinct words of the TERM and PHRASE leaves: what the collection statistics count. */
   final List<String> words;
 
+  /** {@link #words} as ASCII bytes, in the same order: what a document's bytes are scanned for. */
+  final byte[][] wordBytes;
+
+  /** Per leaf id, where in {@link #words} its texts are (empty for leaves that are no words). */
+  private final int[][] wordIds;
+
   /** Those words and the literal starts of the PREFIX leaves: where snippets are looked for. */
   final List<String> literals;
 
@@ -158,12 +165,27 @@ final class QueryPlan {
       }
     }
     this.words = List.copyOf(distinct);
+    this.wordBytes = new byte[words.size()][];
+    for (int i = 0; i < words.size(); i++) {
+      wordBytes[i] = words.get(i).getBytes(StandardCharsets.US_ASCII);
+    }
+    this.wordIds = new int[leaves.size()][];
+    for (Leaf leaf : leaves) {
+      boolean word = leaf.kind == Kind.TERM || leaf.kind == Kind.PHRASE;
+      wordIds[leaf.id] =
+          word ? Arrays.stream(leaf.texts).mapToInt(words::indexOf).toArray() : new int[0];
+    }
     for (Leaf leaf : leaves) {
       if (leaf.kind == Kind.PREFIX) {
         distinct.add(new String(leaf.literal, StandardCharsets.US_ASCII));
       }
     }
     this.literals = List.copyOf(distinct);
+  }
+
+  /** Where in {@link #words} the texts of a TERM or PHRASE leaf are, in the leaf's order. */
+  int[] wordIds(Leaf leaf) {
+    return wordIds[leaf.id];
   }
 
   /** The plan of a query parsed over {@code title} and {@code body}. */

@@ -418,41 +418,32 @@ final class RawText {
 
   /** Whether a token may begin at {@code start}, where a letter or digit stands. */
   int before(int start) {
-    if (start == 0) {
-      return BREAK;
-    }
-    int p = bytes[start - 1] & 0xff;
-    int c = bytes[start] & 0xff;
-    return switch (CLASS[p]) {
-      case ALNUM, UNDERSCORE -> JOIN;
-      case HIGH -> UNKNOWN;
-      case MID_NUM_LET, MID_LETTER, MID_NUM -> {
-        if (start < 2) {
-          yield BREAK;
-        }
-        int q = bytes[start - 2] & 0xff;
-        yield joinAcross(CLASS[p], q, c);
-      }
-      default -> BREAK;
-    };
+    return edge(start - 1, start, start - 2);
   }
 
   /** Whether a token may end at {@code end} (exclusive), after a letter or digit. */
   int after(int end) {
-    if (end >= length) {
+    return edge(end, end - 1, end + 1);
+  }
+
+  /**
+   * Whether a token stops at one of its sides: {@code inner} is its byte on that side, {@code
+   * outside} the byte next to it there, {@code beyond} the one after that (an index out of the text
+   * means the text ends there). Punctuation that joins only between letters or digits is judged
+   * from the bytes on both of its sides.
+   */
+  private int edge(int outside, int inner, int beyond) {
+    if (outside < 0 || outside >= length) {
       return BREAK;
     }
-    int p = bytes[end - 1] & 0xff;
-    int c = bytes[end] & 0xff;
-    return switch (CLASS[c]) {
+    byte kind = CLASS[bytes[outside] & 0xff];
+    return switch (kind) {
       case ALNUM, UNDERSCORE -> JOIN;
       case HIGH -> UNKNOWN;
-      case MID_NUM_LET, MID_LETTER, MID_NUM -> {
-        if (end + 1 >= length) {
-          yield BREAK;
-        }
-        yield joinAcross(CLASS[c], p, bytes[end + 1] & 0xff);
-      }
+      case MID_NUM_LET, MID_LETTER, MID_NUM ->
+          beyond < 0 || beyond >= length
+              ? BREAK
+              : joinAcross(kind, bytes[inner] & 0xff, bytes[beyond] & 0xff);
       default -> BREAK;
     };
   }

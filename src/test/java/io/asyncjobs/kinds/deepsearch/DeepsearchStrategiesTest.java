@@ -237,6 +237,8 @@ class DeepsearchStrategiesTest {
       assertThat(prefiltered.documents()).as(query).isEqualTo(full.documents());
       assertThat(prefiltered.bytesRead()).as(query).isEqualTo(full.bytesRead());
       assertThat(prefiltered.hits()).as(query).hasSize(full.hits().size());
+      // Every hit is listed (the limit is above the corpus): each keeps the index's title.
+      assertThat(titles(prefiltered)).as(query).isEqualTo(titles(full));
       nonEmpty += full.total() > 0 ? 1 : 0;
     }
     assertThat(differences).isEmpty();
@@ -274,6 +276,9 @@ class DeepsearchStrategiesTest {
       Searched prefiltered =
           SERVICE.search(scope, prose, query, 10, folder, Strategy.PREFILTER, false);
       assertThat(paths(prefiltered)).as(query).isEqualTo(paths(full));
+      assertThat(prefiltered.analysed())
+          .as(query + ": documents the bytes left undecided")
+          .isZero();
       for (int i = 0; i < full.hits().size(); i++) {
         float expected = (Float) full.hits().get(i).get("score");
         assertThat((Float) prefiltered.hits().get(i).get("score"))
@@ -284,6 +289,12 @@ class DeepsearchStrategiesTest {
             .isEqualTo(full.hits().get(i).get("snippets"));
       }
     }
+  }
+
+  static Map<Object, Object> titles(Searched searched) {
+    Map<Object, Object> titles = new java.util.HashMap<>();
+    searched.hits().forEach(hit -> titles.put(hit.get("path"), hit.get("title")));
+    return titles;
   }
 
   static List<Object> paths(Searched searched) {
