@@ -245,6 +245,7 @@ final class TreeCopy {
   private void copyFile(
       SecureDirectoryStream<Path> folder, Path relative, Path dest, boolean reporting)
       throws IOException {
+    checkRunning(reporting); // before every file: a tree of empty files has no chunk to stop at
     Path name = relative.getFileName();
     PosixFileAttributes attributes;
     SeekableByteChannel opened;

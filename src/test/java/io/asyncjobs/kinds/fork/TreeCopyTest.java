@@ -11,6 +11,7 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -38,10 +39,13 @@ class TreeCopyTest {
   void tree() throws Exception {
     scope = FileScope.ofOwner(root, new Owner("user", "o"));
     source = scope.ensureBase().resolve("src");
+    // Each file its own bytes: a chunk written at the wrong place or into another file shows.
+    Random random = new Random(5);
     byte[] content = new byte[SIZE];
     for (int f = 0; f < FOLDERS; f++) {
       Path folder = Files.createDirectories(source.resolve("d" + f));
       for (int i = 0; i < FILES_EACH; i++) {
+        random.nextBytes(content);
         Files.write(folder.resolve("file-" + i), content);
       }
     }
@@ -96,6 +100,27 @@ class TreeCopyTest {
   }
 
   @Test
+  void shouldStopAtTheNextFileWhenInterruptedInATreeOfEmptyFiles() throws Exception {
+    Path empty = scope.ensureBase().resolve("empty");
+    Files.createDirectories(empty);
+    for (int i = 0; i < 200; i++) {
+      Files.createFile(empty.resolve("e-" + i));
+    }
+    try (SourceListing listing = SourceListing.of(scope, empty.toRealPath(), "empty")) {
+      // Interrupted at its first report, after its first file, as a cancel would interrupt it.
+      TreeCopy copy =
+          new TreeCopy(
+              listing, List.of(), temp, (bytes, files) -> Thread.currentThread().interrupt());
+      try {
+        assertThatThrownBy(() -> copy.run(1)).isInstanceOf(InterruptedIOException.class);
+      } finally {
+        Thread.interrupted(); // clears the flag for the next test
+      }
+      assertThat(copy.files()).as("files copied after the interrupt").isEqualTo(1);
+    }
+  }
+
+  @Test
   void shouldNameTheCopysFileWhenWritingItFails() throws Exception {
     try (SourceListing listing = SourceListing.of(scope, source.toRealPath(), "src")) {
       AtomicReference<Path> taken = new AtomicReference<>();
@@ -136,10 +161,12 @@ class TreeCopyTest {
       assertThat(copy.files()).isEqualTo((long) FOLDERS * FILES_EACH);
       assertThat(copy.bytes()).isEqualTo((long) FOLDERS * FILES_EACH * SIZE);
       for (int f = 0; f < FOLDERS; f++) {
-        assertThat(
-                Files.mismatch(
-                    temp.resolve("d" + f + "/file-1"), source.resolve("d" + f + "/file-1")))
-            .isEqualTo(-1L);
+        for (int i = 0; i < FILES_EACH; i++) {
+          String file = "d" + f + "/file-" + i;
+          assertThat(Files.mismatch(temp.resolve(file), source.resolve(file)))
+              .as(file)
+              .isEqualTo(-1L);
+        }
       }
     }
   }
