@@ -6,7 +6,6 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.file.DirectoryIteratorException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -91,7 +90,8 @@ final class SourceListing implements Closeable {
       throw new PathRefusedException("\"" + named + "\" leads outside your folder");
     }
     SecureDirectoryStream<Path> current;
-    try (SecureDirectoryStream<Path> base = secure(Files.newDirectoryStream(realBase))) {
+    try (SecureDirectoryStream<Path> base =
+        Handles.secure(Files.newDirectoryStream(realBase), "fork a folder")) {
       current = descend(base, realBase.relativize(real), () -> named);
     }
     SourceListing listing = new SourceListing(current, real, named);
@@ -168,7 +168,7 @@ final class SourceListing implements Closeable {
         throw at(e, real);
       }
       while (!open.isEmpty()) {
-        checkInterrupted();
+        Handles.checkInterrupted();
         Open current = open.peek();
         if (!current.subfolders().hasNext()) {
           open.pop();
@@ -289,10 +289,7 @@ final class SourceListing implements Closeable {
   private static SecureDirectoryStream<Path> folder(
       SecureDirectoryStream<Path> parent, Path name, Supplier<String> shown) throws IOException {
     // Checked first, so a pipe put in a folder's place is refused instead of blocking the open.
-    PosixFileAttributes now =
-        parent
-            .getFileAttributeView(name, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-            .readAttributes();
+    PosixFileAttributes now = Handles.attributes(parent, name);
     if (!now.isDirectory()) {
       throw changed(shown.get());
     }
@@ -326,22 +323,6 @@ final class SourceListing implements Closeable {
             + shown
             + "\" changed while the fork was reading it: a folder on its way is now a link or a"
             + " file; nothing was read through it");
-  }
-
-  private static SecureDirectoryStream<Path> secure(DirectoryStream<Path> stream)
-      throws IOException {
-    if (stream instanceof SecureDirectoryStream<Path> secure) {
-      return secure;
-    }
-    stream.close();
-    // Without openat there is no way to read a folder without following its path again.
-    throw new IOException("this file system cannot fork a folder without following links");
-  }
-
-  private static void checkInterrupted() throws InterruptedIOException {
-    if (Thread.currentThread().isInterrupted()) {
-      throw new InterruptedIOException("the fork was stopped");
-    }
   }
 
   private static void close(Closeable closeable, Exception failure) {

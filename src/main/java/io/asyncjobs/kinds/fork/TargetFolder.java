@@ -100,10 +100,12 @@ final class TargetFolder implements Closeable {
    * @throws PathRefusedException when a folder on the way is now a link or a file
    */
   static TargetFolder open(Location location, Path copy, String named) throws IOException {
-    SecureDirectoryStream<Path> workspace = secure(Files.newDirectoryStream(copy.getParent()));
+    SecureDirectoryStream<Path> workspace =
+        Handles.secure(Files.newDirectoryStream(copy.getParent()), "place a fork");
     TargetFolder folder = new TargetFolder(workspace, copy, named);
     try {
-      SecureDirectoryStream<Path> current = secure(Files.newDirectoryStream(location.realBase()));
+      SecureDirectoryStream<Path> current =
+          Handles.secure(Files.newDirectoryStream(location.realBase()), "place a fork");
       folder.open.add(current);
       if (!location.below().toString().isEmpty()) {
         for (Path name : location.below()) {
@@ -207,22 +209,10 @@ final class TargetFolder implements Closeable {
   private static BasicFileAttributes attributes(SecureDirectoryStream<Path> folder, Path name)
       throws IOException {
     try {
-      return folder
-          .getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-          .readAttributes();
+      return Handles.attributes(folder, name);
     } catch (NoSuchFileException e) {
       return null;
     }
-  }
-
-  private static SecureDirectoryStream<Path> secure(DirectoryStream<Path> stream)
-      throws IOException {
-    if (stream instanceof SecureDirectoryStream<Path> secure) {
-      return secure;
-    }
-    stream.close();
-    // Without openat there is no way to act on a folder without following its path again.
-    throw new IOException("this file system cannot place a fork without following links");
   }
 
   private static PathRefusedException changed(String named) {

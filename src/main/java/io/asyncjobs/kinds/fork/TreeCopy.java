@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.nio.file.SecureDirectoryStream;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributeView;
-import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
@@ -118,12 +117,12 @@ final class TreeCopy {
   void run(int threads) throws IOException {
     List<SourceListing.Folder> folders = source.folders();
     for (SourceListing.Folder folder : folders) {
-      checkInterrupted();
+      Handles.checkInterrupted();
       Files.createDirectory(temp.resolve(folder.relative()));
     }
     copyFiles(Math.max(1, Math.min(threads, units.size())));
     for (SourceListing.Link link : links) {
-      checkInterrupted();
+      Handles.checkInterrupted();
       Path made = Files.createSymbolicLink(temp.resolve(link.relative()), link.text());
       setTimes(made, link.attributes(), LinkOption.NOFOLLOW_LINKS);
     }
@@ -251,7 +250,7 @@ final class TreeCopy {
     SeekableByteChannel opened;
     try {
       // Checked right before opening: a pipe put in the file's place would block the open.
-      attributes = attributes(folder, name);
+      attributes = Handles.attributes(folder, name);
       if (!attributes.isRegularFile()) {
         throw notRegular(relative);
       }
@@ -259,7 +258,7 @@ final class TreeCopy {
     } catch (NoSuchFileException removed) {
       return;
     } catch (FileSystemException e) {
-      if (!attributes(folder, name).isRegularFile()) {
+      if (!Handles.attributes(folder, name).isRegularFile()) {
         throw notRegular(relative); // swapped for a link since the check (ELOOP)
       }
       throw e;
@@ -293,13 +292,6 @@ final class TreeCopy {
     }
   }
 
-  private static PosixFileAttributes attributes(SecureDirectoryStream<Path> folder, Path name)
-      throws IOException {
-    return folder
-        .getFileAttributeView(name, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-        .readAttributes();
-  }
-
   private PathRefusedException notRegular(Path relative) {
     return new PathRefusedException(
         "\""
@@ -325,16 +317,10 @@ final class TreeCopy {
 
   private void checkRunning(boolean reporting) throws InterruptedIOException {
     if (reporting) {
-      checkInterrupted();
+      Handles.checkInterrupted();
     }
     if (stopping) {
       throw new Stopped();
-    }
-  }
-
-  private static void checkInterrupted() throws InterruptedIOException {
-    if (Thread.currentThread().isInterrupted()) {
-      throw new InterruptedIOException("the fork was stopped");
     }
   }
 
