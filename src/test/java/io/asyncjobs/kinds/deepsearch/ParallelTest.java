@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -20,20 +21,23 @@ class ParallelTest {
   @Test
   void shouldRunEveryIndexOnceWithOneStatePerThread() throws Exception {
     Set<Integer> seen = ConcurrentHashMap.newKeySet();
-    Set<Object> states = ConcurrentHashMap.newKeySet();
-    AtomicInteger reports = new AtomicInteger();
-    try (Parallel parallel = new Parallel()) {
+    Map<Object, Set<Thread>> threadsOfState = new ConcurrentHashMap<>();
+    try (Parallel parallel = new Parallel(2)) {
       parallel.forEach(
           500,
           Object::new,
           (state, i) -> {
-            states.add(state);
+            threadsOfState
+                .computeIfAbsent(state, s -> ConcurrentHashMap.newKeySet())
+                .add(Thread.currentThread());
             assertThat(seen.add(i)).isTrue();
+            Thread.sleep(1); // long enough that both threads take some
           },
-          reports::incrementAndGet);
+          () -> {});
     }
     assertThat(seen).hasSize(500);
-    assertThat(states).hasSizeBetween(1, 2);
+    assertThat(threadsOfState).hasSizeBetween(1, 2);
+    assertThat(threadsOfState.values()).allSatisfy(threads -> assertThat(threads).hasSize(1));
   }
 
   @Test
@@ -44,10 +48,8 @@ class ParallelTest {
     Thread attempt =
         new Thread(
             () -> {
-              try (Parallel parallel = new Parallel()) {
-                parallel.forEach(
-                    1_000_000,
-                    () -> null,
+              try {
+                runMany(
                     (state, i) -> {
                       started.countDown();
                       try {
@@ -56,8 +58,7 @@ class ParallelTest {
                         stopped.countDown();
                         throw e;
                       }
-                    },
-                    () -> {});
+                    });
               } catch (Throwable e) {
                 thrown.set(e);
               }
@@ -75,21 +76,15 @@ class ParallelTest {
   void shouldRethrowAWorkersFailureAndStopTheOthers() {
     AtomicInteger ran = new AtomicInteger();
     assertThatThrownBy(
-            () -> {
-              try (Parallel parallel = new Parallel()) {
-                parallel.forEach(
-                    1_000_000,
-                    () -> null,
+            () ->
+                runMany(
                     (state, i) -> {
                       ran.incrementAndGet();
                       if (i == 10) {
                         throw new IOException("disk gone");
                       }
                       Thread.sleep(1);
-                    },
-                    () -> {});
-              }
-            })
+                    }))
         .isInstanceOf(IOException.class)
         .hasMessage("disk gone");
     assertThat(ran.get()).isLessThan(10_000);
@@ -118,5 +113,12 @@ class ParallelTest {
                       }
                     })
                 .isInstanceOf(IOException.class));
+  }
+
+  /** A million documents through a pool of the default size, without a state or progress. */
+  private static void runMany(Parallel.Work<Object> work) throws Exception {
+    try (Parallel parallel = new Parallel()) {
+      parallel.forEach(1_000_000, () -> null, work, () -> {});
+    }
   }
 }
