@@ -48,8 +48,8 @@ import org.apache.lucene.store.NIOFSDirectory;
  *
  * <p>A query in Lucene's classic syntax whose matches all contain some literal word (see {@link
  * QueryPlan#prefilters}) is searched without an index: each document is read once, on a small pool
- * of threads of the attempt's own, and decided from its raw bytes ({@link RawText}, {@link
- * Prefilter}); a document the bytes cannot decide is extracted and checked exactly with the
+ * of threads the kind keeps (two by default), and decided from its raw bytes ({@link RawText},
+ * {@link Prefilter}); a document the bytes cannot decide is extracted and checked exactly with the
  * analyzer. The matches are ranked with BM25 from the counts the bytes gave and collection
  * statistics estimated over every document read ({@link CollectionEstimate}); the best {@code
  * limit} get up to three highlighted snippets ({@link Snippets}). Any other query takes the full

@@ -27,8 +27,8 @@ import org.apache.lucene.search.uhighlight.UnifiedHighlighter;
 import org.apache.lucene.store.Directory;
 
 /**
- * A throw-away Lucene index of the documents to rank, written once and searched once: every
- * document read (the full-index search) or only those the prefilter found matching and shortlisted.
+ * A throw-away Lucene index of every document read, written once and searched once: the search for
+ * queries the prefilter cannot narrow, and the reference the prefiltered path is tested against.
  * Ranks with BM25 (the title field weighs twice the body, through the query) and highlights up to
  * {@value #SNIPPETS_PER_HIT} snippets per hit.
  */

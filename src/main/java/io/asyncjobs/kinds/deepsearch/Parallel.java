@@ -12,10 +12,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * A few threads of one attempt's own that work through a list of documents, each thread with state
- * of its own (a buffer, a prefilter). The attempt's thread waits, reports progress while it waits,
- * and on an interrupt (a cancel, a timeout) stops the workers and throws; a worker's failure stops
- * the others and is rethrown.
+ * A few threads, kept by the kind and shared by its searches (the workers of a second search at the
+ * same time queue behind the first's), that work through a list of documents, each thread with
+ * state of its own (a buffer, a prefilter). The attempt's thread waits, reports progress while it
+ * waits, and on an interrupt (a cancel, a timeout) stops the workers and throws; a worker's failure
+ * stops the others and is rethrown.
  */
 final class Parallel implements AutoCloseable {
 
