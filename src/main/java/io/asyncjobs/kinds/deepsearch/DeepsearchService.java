@@ -25,6 +25,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -93,10 +94,8 @@ public class DeepsearchService extends JobService implements PayloadCheck {
   /** The share of the progress bar that indexing takes (full index); ranking takes the rest. */
   private static final double INDEXING_SHARE = 0.9;
 
-  /** Prefiltered: the share that scanning takes, then the exact checks; ranking the rest. */
-  private static final double SCAN_SHARE = 0.8;
-
-  private static final double CHECK_SHARE = 0.1;
+  /** Prefiltered: the share that scanning (with the exact checks) takes; ranking the rest. */
+  private static final double SCAN_SHARE = 0.9;
 
   private final FileScopes scopes;
   private final Artifacts artifacts;
@@ -488,6 +487,7 @@ public class DeepsearchService extends JobService implements PayloadCheck {
     AtomicInteger documentsScanned = new AtomicInteger();
     AtomicInteger unreadable = new AtomicInteger();
     AtomicInteger truncated = new AtomicInteger();
+    AtomicInteger checked = new AtomicInteger();
     Runnable scanProgress =
         () -> {
           double done =
@@ -524,6 +524,15 @@ public class DeepsearchService extends JobService implements PayloadCheck {
           entry.plain = raw.plain;
           entry.facts = scanner.prefilter().scan(raw, title, fileName);
           entry.matched = entry.facts.verdict == QueryPlan.TRUE;
+          if (entry.facts.verdict == QueryPlan.UNKNOWN) {
+            // The bytes cannot tell: the same bytes extracted and checked exactly.
+            Documents.Extracted text =
+                Documents.extract(
+                    file.type(), Arrays.copyOf(buffer.bytes, buffer.length), fileName);
+            entry.matched = scanner.prefilter().check(query, text);
+            entry.plain = false; // its snippets come from the whole text
+            checked.incrementAndGet();
+          }
           scanned[i] = entry;
           if (file.size() > buffer.length) {
             truncated.incrementAndGet();
@@ -533,35 +542,6 @@ public class DeepsearchService extends JobService implements PayloadCheck {
         },
         scanProgress);
 
-    // The documents the bytes could not decide: extracted and checked exactly.
-    List<Integer> undecided = new ArrayList<>();
-    for (int i = 0; i < count; i++) {
-      if (scanned[i] != null && scanned[i].facts.verdict == QueryPlan.UNKNOWN) {
-        undecided.add(i);
-      }
-    }
-    AtomicInteger checked = new AtomicInteger();
-    parallel.forEach(
-        undecided.size(),
-        () -> new Prefilter(plan, analyzer),
-        (prefilter, k) -> {
-          int i = undecided.get(k);
-          Candidate file = files.get(i);
-          Documents.Extracted text;
-          try {
-            byte[] bytes = Documents.read(scope, file.path());
-            text = Documents.extract(file.type(), bytes, file.path().getFileName().toString());
-          } catch (FileSystemException | PathRefusedException e) {
-            return; // gone since it was scanned: no match
-          }
-          scanned[i].matched = prefilter.check(query, text);
-          scanned[i].plain = false; // its snippets come from the whole text
-          checked.incrementAndGet();
-        },
-        () ->
-            reportProgress(
-                SCAN_SHARE + CHECK_SHARE * checked.get() / Math.max(1, undecided.size()),
-                (long) documentsScanned.get()));
     List<Prefilter.Facts> facts = new ArrayList<>(count);
     List<Integer> matching = new ArrayList<>();
     for (int i = 0; i < count; i++) {
@@ -640,8 +620,7 @@ public class DeepsearchService extends JobService implements PayloadCheck {
     try {
       if (title != null && scanned.plain) {
         int from = Math.max(0, fact.firstMatch - SNIPPET_LEAD);
-        Documents.Stretch stretch =
-            Documents.readStretch(scope, file.path(), Math.max(0, from), SNIPPET_SPAN);
+        Documents.Stretch stretch = Documents.readStretch(scope, file.path(), from, SNIPPET_SPAN);
         shown = snippets.of(stretch.text(), stretch.moreBefore(), stretch.moreAfter());
       } else {
         byte[] bytes = Documents.read(scope, file.path());
