@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs one job of a kind through the packaged app and times it from the POST until it is done.
 
-Sends POST /api/<kind> with the JSON body, then polls the status URL every 20 ms on the same
+Sends POST /api/<kind> with the JSON body, then polls the status URL every 5 ms on the same
 keep-alive connection until the job is done (or failed, or the time limit passes). Prints the
 final status view as JSON, with "seconds" added: from just before the POST to the answer that
 said done. With --download, also saves the job's file through its signed link (not timed).
@@ -50,7 +50,7 @@ def main():
             sys.exit("bench: the %s job failed: %s" % (args.kind, json.dumps(view)))
         if time.monotonic() - start > args.limit:
             sys.exit("bench: the %s job was not done after %.0f s: %s" % (args.kind, args.limit, json.dumps(view)))
-        time.sleep(0.02)
+        time.sleep(0.005)
     if args.download:
         status, raw = call("GET", view["download_url"])
         if status != 200:

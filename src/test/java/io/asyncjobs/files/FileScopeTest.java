@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.asyncjobs.queue.Owner;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -82,6 +83,19 @@ class FileScopeTest {
     try (var in = alice.openInputStream(base.resolve("mine.txt"))) {
       assertThat(new String(in.readAllBytes())).isEqualTo("a");
     }
+    // So is a folder link that stays inside; links that lead out are refused, file or folder.
+    Files.createSymbolicLink(base.resolve("papers"), base.resolve("docs"));
+    try (var in = alice.openInputStream(base.resolve("papers/a.txt"))) {
+      assertThat(new String(in.readAllBytes())).isEqualTo("a");
+    }
+    Files.createSymbolicLink(base.resolve("out.txt"), dir.resolve("outside.txt"));
+    assertThatThrownBy(() -> alice.openRead(base.resolve("out.txt")))
+        .isInstanceOf(PathRefusedException.class);
+    Files.createSymbolicLink(base.resolve("bobs"), root.resolve("files/user/bob"));
+    assertThatThrownBy(() -> alice.openRead(base.resolve("bobs/secret.txt")))
+        .isInstanceOf(PathRefusedException.class);
+    assertThatThrownBy(() -> alice.openRead(base.resolve("docs/missing.txt")))
+        .isInstanceOf(NoSuchFileException.class);
     // After a job listed docs/, the folder is swapped for a link to another owner's files.
     Path listed = base.resolve("docs/a.txt");
     Files.move(base.resolve("docs"), base.resolve("docs-old"));

@@ -115,6 +115,9 @@ public class DeepsearchService extends JobService implements PayloadCheck {
   private final ThreadLocal<Documents.Buffer> buffers =
       ThreadLocal.withInitial(Documents.Buffer::new);
 
+  /** The bytes of snippet stretches a search copies while scanning; a test's to lower. */
+  volatile long stretchBudget = STRETCH_BUDGET;
+
   /** Where a test runs something half-way through an attempt. */
   private volatile Checkpoint onDecided = Checkpoint.NONE;
 
@@ -459,6 +462,17 @@ public class DeepsearchService extends JobService implements PayloadCheck {
     String title;
 
     boolean plain;
+
+    /**
+     * The bytes of the snippet stretch, copied while the file was in the buffer (where the snippets
+     * come from the bytes and the budget allowed); null when {@link #hit} reads them.
+     */
+    byte[] stretch;
+
+    /** Where {@link #stretch} starts in the file, and how much of the file was read. */
+    long stretchFrom;
+
+    long read;
   }
 
   /** The state of one scanning thread. */
@@ -488,6 +502,7 @@ public class DeepsearchService extends JobService implements PayloadCheck {
     AtomicInteger unreadable = new AtomicInteger();
     AtomicInteger truncated = new AtomicInteger();
     AtomicInteger checked = new AtomicInteger();
+    AtomicLong stretchBudget = new AtomicLong(this.stretchBudget);
     Runnable scanProgress =
         () -> {
           double done =
@@ -496,10 +511,16 @@ public class DeepsearchService extends JobService implements PayloadCheck {
                   : Math.min(1.0, (double) bytesScanned.get() / walk.bytes);
           reportProgress(SCAN_SHARE * done, (long) documentsScanned.get());
         };
+    // The largest files first: the threads then end together on small ones, where a large file
+    // taken last would leave one thread scanning alone.
+    Integer[] order = new Integer[count];
+    Arrays.setAll(order, i -> i);
+    Arrays.sort(order, (a, b) -> Long.compare(files.get(b).size(), files.get(a).size()));
     parallel.forEach(
         count,
         () -> new Scanner(buffers.get(), new Prefilter(plan, analyzer)),
-        (scanner, i) -> {
+        (scanner, k) -> {
+          int i = order[k];
           Candidate file = files.get(i);
           Documents.Buffer buffer = scanner.buffer();
           try {
@@ -533,6 +554,9 @@ public class DeepsearchService extends JobService implements PayloadCheck {
             entry.plain = false; // its snippets come from the whole text
             checked.incrementAndGet();
           }
+          if (entry.matched && entry.title != null && entry.plain) {
+            keepStretch(entry, buffer, stretchBudget);
+          }
           scanned[i] = entry;
           if (file.size() > buffer.length) {
             truncated.incrementAndGet();
@@ -565,13 +589,12 @@ public class DeepsearchService extends JobService implements PayloadCheck {
     best = best.subList(0, Math.min(limit, best.size()));
     onDecided.reached();
 
-    Snippets snippets = new Snippets(analyzer, query);
     List<Integer> shown = best;
     @SuppressWarnings("unchecked")
     Map<String, Object>[] made = new Map[shown.size()];
     parallel.forEach(
         shown.size(),
-        () -> snippets,
+        () -> new Snippets(analyzer, query),
         (own, k) ->
             made[k] =
                 hit(scope, files.get(shown.get(k)), scanned[shown.get(k)], own, plan.literals),
@@ -605,6 +628,24 @@ public class DeepsearchService extends JobService implements PayloadCheck {
   private static final int SNIPPET_SPAN = 2 << 10;
 
   /**
+   * The most bytes of snippet stretches one search copies while scanning (2,048 hits' worth): the
+   * hits beyond it, when shown, read theirs from the file again.
+   */
+  static final long STRETCH_BUDGET = 4L << 20;
+
+  /** Copies the stretch a matching document's snippets come from, while the budget lasts. */
+  private static void keepStretch(Scanned entry, Documents.Buffer buffer, AtomicLong budget) {
+    int from = Math.max(0, entry.facts.firstMatch - SNIPPET_LEAD);
+    int to = Math.min(buffer.length, from + SNIPPET_SPAN);
+    if (from >= to || budget.addAndGet(-(to - from)) < 0) {
+      return;
+    }
+    entry.stretch = Arrays.copyOfRange(buffer.bytes, from, to);
+    entry.stretchFrom = from;
+    entry.read = buffer.length;
+  }
+
+  /**
    * One hit of a prefiltered search: its title and snippets. Where the body is the file's bytes and
    * the bytes showed where a match is, the snippets come from the stretch of text around the first
    * such match; otherwise from the extracted text, around the first of the query's words in it.
@@ -620,7 +661,11 @@ public class DeepsearchService extends JobService implements PayloadCheck {
     try {
       if (title != null && scanned.plain) {
         int from = Math.max(0, fact.firstMatch - SNIPPET_LEAD);
-        Documents.Stretch stretch = Documents.readStretch(scope, file.path(), from, SNIPPET_SPAN);
+        Documents.Stretch stretch =
+            scanned.stretch != null
+                ? Documents.stretchOf(
+                    scanned.stretch, 0, scanned.stretch.length, scanned.stretchFrom, scanned.read)
+                : Documents.readStretch(scope, file.path(), from, SNIPPET_SPAN);
         shown = snippets.of(stretch.text(), stretch.moreBefore(), stretch.moreAfter());
       } else {
         byte[] bytes = Documents.read(scope, file.path());

@@ -160,16 +160,25 @@ final class Documents {
       }
       from = start;
     }
-    int start = 0;
+    return stretchOf(bytes, 0, length, from, size);
+  }
+
+  /**
+   * The stretch of a text that {@code bytes[offset, offset + length)} hold, which start at {@code
+   * from} in a text of {@code size} bytes: cut as {@link #readStretch} cuts.
+   */
+  static Stretch stretchOf(byte[] bytes, int offset, int length, long from, long size) {
+    int start = offset;
+    int limit = offset + length;
     if (from > 0) {
-      start = cut(bytes, 0, Math.min(length, 256), true);
+      start = cut(bytes, offset, Math.min(limit, offset + 256), true);
     }
-    int end = length;
+    int end = limit;
     if (from + length < size) {
-      end = cut(bytes, Math.max(start, length - 256), length, false);
+      end = cut(bytes, Math.max(start, limit - 256), limit, false);
     }
     String text = new String(bytes, start, end - start, StandardCharsets.UTF_8);
-    return new Stretch(text, from + start > 0, from + end < size);
+    return new Stretch(text, from + (start - offset) > 0, from + (end - offset) < size);
   }
 
   /**

@@ -4,24 +4,53 @@ import java.io.IOException;
 import java.text.BreakIterator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import org.apache.lucene.analysis.Analyzer;
+import org.apache.lucene.index.Term;
 import org.apache.lucene.search.Query;
+import org.apache.lucene.search.uhighlight.FieldHighlighter;
 import org.apache.lucene.search.uhighlight.LengthGoalBreakIterator;
 import org.apache.lucene.search.uhighlight.UnifiedHighlighter;
 
 /**
  * The snippets of one hit, made from its text by analysing it (no index needed): the same
  * highlighter settings as {@link HitIndex} uses, for a prefiltered search whose hits were never
- * indexed.
+ * indexed. One instance per thread: it keeps what the highlighter makes from the query (its
+ * automata, its in-memory index) from one hit to the next.
  */
 final class Snippets {
 
   private final Analyzer analyzer;
   private final Query query;
 
+  /** One highlighter per way a stretch may be cut (more before, more after), made when needed. */
+  private final Reusing[] highlighters = new Reusing[4];
+
   Snippets(Analyzer analyzer, Query query) {
     this.analyzer = analyzer;
     this.query = query;
+  }
+
+  /**
+   * A highlighter that builds its field highlighter (the query's automata and phrase helper, the
+   * in-memory index it analyses a text into) for the first text and reuses it for every later one:
+   * always the same field, query and number of passages, and one thread.
+   */
+  private static final class Reusing extends UnifiedHighlighter {
+    private FieldHighlighter made;
+
+    Reusing(Builder builder) {
+      super(builder);
+    }
+
+    @Override
+    protected FieldHighlighter getFieldHighlighter(
+        String field, Query query, Set<Term> allTerms, int maxPassages) {
+      if (made == null) {
+        made = super.getFieldHighlighter(field, query, allTerms, maxPassages);
+      }
+      return made;
+    }
   }
 
   /** The highlighter settings both searches share. */
@@ -78,11 +107,16 @@ final class Snippets {
    * @param moreAfter whether it goes on after it
    */
   List<?> of(String text, boolean moreBefore, boolean moreAfter) throws IOException {
-    UnifiedHighlighter highlighter =
-        new UnifiedHighlighter(
-            configure(
-                UnifiedHighlighter.builderWithoutSearcher(analyzer),
-                new SnippetFormatter(moreBefore, moreAfter)));
+    int which = (moreBefore ? 2 : 0) + (moreAfter ? 1 : 0);
+    Reusing highlighter = highlighters[which];
+    if (highlighter == null) {
+      highlighter =
+          new Reusing(
+              configure(
+                  UnifiedHighlighter.builderWithoutSearcher(analyzer),
+                  new SnippetFormatter(moreBefore, moreAfter)));
+      highlighters[which] = highlighter;
+    }
     Object snippets =
         highlighter.highlightWithoutSearcher(
             QueryPlan.BODY, query, text, HitIndex.SNIPPETS_PER_HIT);

@@ -291,6 +291,28 @@ class DeepsearchStrategiesTest {
     }
   }
 
+  @Test
+  void shouldShowTheSameSnippetsWhenTheyAreReadAgainAsWhenKeptFromTheScan() throws Exception {
+    // The stretches a search keeps from its scan, within a budget, and those it reads again from
+    // the files once the budget is spent: the same text, so the same snippets.
+    for (String query : List.of("owl", "\"barn owl\"", "invoice OR late", "nightjar")) {
+      Searched kept = search(query, Strategy.PREFILTER);
+      DeepsearchService reading = new DeepsearchService(null, null, null);
+      reading.stretchBudget = 0;
+      Searched read =
+          reading.search(
+              scope,
+              scope.resolve("corpus"),
+              query,
+              DeepsearchService.MAX_LIMIT,
+              folder,
+              Strategy.PREFILTER,
+              true);
+      reading.stopScanning();
+      assertThat(read.hits()).as(query).isNotEmpty().isEqualTo(kept.hits());
+    }
+  }
+
   static Map<Object, Object> titles(Searched searched) {
     Map<Object, Object> titles = new java.util.HashMap<>();
     searched.hits().forEach(hit -> titles.put(hit.get("path"), hit.get("title")));

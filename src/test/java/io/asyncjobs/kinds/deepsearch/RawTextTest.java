@@ -260,6 +260,34 @@ class RawTextTest {
   }
 
   @Test
+  void shouldFindEachOfMarkupReferenceAndNulWhereverItFirstComes() {
+    // The tally stops looking for < and & once it has seen both, and for NUL once seen: each is
+    // still found when it comes first in a later piece, alone or after the others.
+    String filler = "plain words and more words ".repeat(400);
+    String[][] pages = {
+      {"<p>", "&amp;", "\u0000"},
+      {"\u0000", "&amp;", "<p>"},
+      {"&amp;", "<p>", ""},
+      {"", "", "\u0000"}
+    };
+    for (String[] page : pages) {
+      byte[] bytes =
+          (page[0] + filler + page[1] + filler + page[2] + filler).getBytes(StandardCharsets.UTF_8);
+      RawText whole = new RawText(bytes, bytes.length, true);
+      RawText.Tally tally = new RawText.Tally();
+      for (int at = 0; at < bytes.length; at += 4096) {
+        tally.add(bytes, at, Math.min(bytes.length, at + 4096), true);
+      }
+      RawText pieces = new RawText(bytes, bytes.length, true, tally);
+      String all = String.join("", page);
+      assertThat(pieces.lt).as(all).isEqualTo(whole.lt).isEqualTo(all.contains("<"));
+      assertThat(pieces.amp).as(all).isEqualTo(whole.amp).isEqualTo(all.contains("&"));
+      assertThat(pieces.nul).as(all).isEqualTo(whole.nul).isEqualTo(all.contains("\u0000"));
+      assertThat(pieces.wordRuns).isEqualTo(whole.wordRuns);
+    }
+  }
+
+  @Test
   void shouldProveCommonCasesEitherWay() {
     byte[] text = ascii("The lease.\nReplica holds; a release, re-lease and LEASE_X.");
     RawText raw = new RawText(text, text.length, false);
