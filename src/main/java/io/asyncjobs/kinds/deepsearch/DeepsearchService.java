@@ -664,7 +664,7 @@ public class DeepsearchService extends JobService implements PayloadCheck {
         Documents.Stretch stretch =
             scanned.stretch != null
                 ? Documents.stretchOf(
-                    scanned.stretch, 0, scanned.stretch.length, scanned.stretchFrom, scanned.read)
+                    scanned.stretch, scanned.stretch.length, scanned.stretchFrom, scanned.read)
                 : Documents.readStretch(scope, file.path(), from, SNIPPET_SPAN);
         shown = snippets.of(stretch.text(), stretch.moreBefore(), stretch.moreAfter());
       } else {

@@ -160,25 +160,24 @@ final class Documents {
       }
       from = start;
     }
-    return stretchOf(bytes, 0, length, from, size);
+    return stretchOf(bytes, length, from, size);
   }
 
   /**
-   * The stretch of a text that {@code bytes[offset, offset + length)} hold, which start at {@code
-   * from} in a text of {@code size} bytes: cut as {@link #readStretch} cuts.
+   * The stretch of a text that {@code bytes[0, length)} hold, which start at {@code from} in a text
+   * of {@code size} bytes: cut as {@link #readStretch} cuts.
    */
-  static Stretch stretchOf(byte[] bytes, int offset, int length, long from, long size) {
-    int start = offset;
-    int limit = offset + length;
+  static Stretch stretchOf(byte[] bytes, int length, long from, long size) {
+    int start = 0;
     if (from > 0) {
-      start = cut(bytes, offset, Math.min(limit, offset + 256), true);
+      start = cut(bytes, 0, Math.min(length, 256), true);
     }
-    int end = limit;
+    int end = length;
     if (from + length < size) {
-      end = cut(bytes, Math.max(start, limit - 256), limit, false);
+      end = cut(bytes, Math.max(start, length - 256), length, false);
     }
     String text = new String(bytes, start, end - start, StandardCharsets.UTF_8);
-    return new Stretch(text, from + (start - offset) > 0, from + (end - offset) < size);
+    return new Stretch(text, from + start > 0, from + end < size);
   }
 
   /**
