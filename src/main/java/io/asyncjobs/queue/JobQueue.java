@@ -418,16 +418,28 @@ public class JobQueue {
       payloads[i] = JsonCodec.encode(job.payload());
       names[i] = job.preferredName();
     }
+    insertMany(kind, uids, payloads, names, ownerKind, ownerId);
+    return List.of(uids);
+  }
+
+  /** Adds the jobs in one statement (JobInsertMany), committed on its own. */
+  private void insertMany(
+      String kind,
+      UUID[] uids,
+      String[] payloads,
+      String[] names,
+      String ownerKind,
+      String ownerId) {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_INSERT_MANY)) {
       bindNewJobs(c, ps, kind, ownerKind, ownerId, uids, payloads, names);
       ps.execute();
     } catch (SQLException e) {
-      throw new IllegalStateException("could not enqueue " + n + " job(s) of kind " + kind, e);
+      throw new IllegalStateException(
+          "could not enqueue " + uids.length + " job(s) of kind " + kind, e);
     }
-    metrics.enqueued(kind, n);
+    metrics.enqueued(kind, uids.length);
     enqueued.fire(new JobsEnqueued(kind));
-    return List.of(uids);
   }
 
   /**
@@ -529,6 +541,15 @@ public class JobQueue {
       payloads[i] = JsonCodec.encode(job.payload());
       names[i] = job.preferredName();
       keys[i] = key;
+    }
+    if (seen.isEmpty()) {
+      // No job carries a key, so none can be a replay: every job is new, in one statement.
+      insertMany(kind, uids, payloads, names, ownerKind, ownerId);
+      List<BatchOutcome> outcomes = new ArrayList<>(n);
+      for (UUID uid : uids) {
+        outcomes.add(new BatchOutcome(uid, true, JobStatus.PENDING));
+      }
+      return outcomes;
     }
     // Two tries: a first job may be swept between the insert and the lookup, freeing its key.
     for (int attempt = 0; attempt < 2; attempt++) {

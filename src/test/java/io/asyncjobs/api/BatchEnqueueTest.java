@@ -77,6 +77,7 @@ class BatchEnqueueTest {
       Map<String, Object> result = results.get(i);
       String uid = (String) result.get("uid");
       assertThat(result)
+          .containsOnlyKeys("uid", "kind", "status", "status_url", "events_url", "replayed")
           .containsEntry("kind", "noop")
           .containsEntry("status", "pending")
           .containsEntry("replayed", false)
