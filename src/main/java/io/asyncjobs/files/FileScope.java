@@ -193,7 +193,15 @@ public record FileScope(Path root, String relative) {
         return null;
       }
       for (int i = 0; i < parts - 1; i++) {
-        folder = folder.newDirectoryStream(relative.getName(i), LinkOption.NOFOLLOW_LINKS);
+        Path part = relative.getName(i);
+        // Looked at first: opening a named pipe as a folder would wait for a writer forever.
+        if (!folder
+            .getFileAttributeView(part, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+            .readAttributes()
+            .isDirectory()) {
+          return null;
+        }
+        folder = folder.newDirectoryStream(part, LinkOption.NOFOLLOW_LINKS);
         open.add(folder);
       }
       Path name = relative.getFileName();

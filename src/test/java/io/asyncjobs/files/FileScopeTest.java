@@ -2,11 +2,13 @@ package io.asyncjobs.files;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.asyncjobs.queue.Owner;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -102,6 +104,17 @@ class FileScopeTest {
     Files.createSymbolicLink(base.resolve("docs"), root.resolve("files/user/bob"));
     Files.writeString(root.resolve("files/user/bob/a.txt"), "bob's");
     assertThatThrownBy(() -> alice.openRead(listed)).isInstanceOf(PathRefusedException.class);
+    // So is a folder on the way swapped for a named pipe, which opening as a folder would wait on.
+    Files.move(base.resolve("docs-old"), base.resolve("notes"));
+    Path listedNote = base.resolve("notes/a.txt");
+    Files.move(base.resolve("notes"), base.resolve("notes-old"));
+    assertThat(new ProcessBuilder("mkfifo", base.resolve("notes").toString()).start().waitFor())
+        .isZero();
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(10),
+        () ->
+            assertThatThrownBy(() -> alice.openRead(listedNote))
+                .isInstanceOf(PathRefusedException.class));
     // A file swapped for a named pipe would block the read forever; it is refused instead.
     Path pipe = base.resolve("pipe");
     assertThat(new ProcessBuilder("mkfifo", pipe.toString()).start().waitFor()).isZero();

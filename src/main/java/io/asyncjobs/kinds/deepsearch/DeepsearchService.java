@@ -649,7 +649,9 @@ public class DeepsearchService extends JobService implements PayloadCheck {
    * One hit of a prefiltered search: its title and snippets. Where the body is the file's bytes and
    * the bytes showed where a match is, the snippets come from the stretch of text around the first
    * such match; otherwise from the extracted text, around the first of the query's words in it.
-   * Null when the file is gone.
+   * Null when the file must be read again and is gone (or no longer readable in the scope); a hit
+   * whose stretch was kept from the scan is shown from the bytes that matched, whatever became of
+   * its file since.
    */
   private Map<String, Object> hit(
       FileScope scope, Candidate file, Scanned scanned, Snippets snippets, List<String> literals)
