@@ -369,8 +369,15 @@ class DashboardQueriesTest {
   private void timeOut() throws Exception {
     settings.update(NoopService.KIND, new SettingsOverride(null, null, 1L, null));
     try {
-      enqueue(TOKEN, "noop", "{\"sleep_ms\": 60000}");
+      String uid = enqueue(TOKEN, "noop", "{\"sleep_ms\": 60000, \"record\": true}");
       noop.runOnce();
+      // Its time counts from when a worker thread takes it: the clock moves only after that, or
+      // a thread slow to start would begin it at the moved time and it would not be late yet.
+      long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (db.query("SELECT 1 FROM noop_executions WHERE uid = ?::uuid", uid).isEmpty()) {
+        assertThat(System.nanoTime()).as("the job started within 10 s").isLessThan(until);
+        Thread.sleep(5);
+      }
       clock.advance(Duration.ofSeconds(2));
       assertThat(noop.runOnce().timedOut()).isEqualTo(1);
       assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
