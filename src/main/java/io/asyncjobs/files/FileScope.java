@@ -179,50 +179,15 @@ public record FileScope(Path root, String relative) {
       return null;
     }
     Path relative = base().relativize(path);
-    int parts = relative.getNameCount();
     for (Path part : relative) {
       if (part.toString().equals(".") || part.toString().equals("..")) {
         return null;
       }
     }
-    List<DirectoryStream<Path>> open = new ArrayList<>();
-    try {
-      DirectoryStream<Path> top = Files.newDirectoryStream(base());
-      open.add(top);
-      if (!(top instanceof SecureDirectoryStream<Path> folder)) {
-        return null;
-      }
-      for (int i = 0; i < parts - 1; i++) {
-        Path part = relative.getName(i);
-        // Looked at first: opening a named pipe as a folder would wait for a writer forever.
-        if (!folder
-            .getFileAttributeView(part, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-            .readAttributes()
-            .isDirectory()) {
-          return null;
-        }
-        folder = folder.newDirectoryStream(part, LinkOption.NOFOLLOW_LINKS);
-        open.add(folder);
-      }
-      Path name = relative.getFileName();
-      BasicFileAttributes attributes =
-          folder
-              .getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-              .readAttributes();
-      if (attributes.isSymbolicLink()) {
-        return null;
-      }
-      requireRegular(attributes, path);
-      return folder.newByteChannel(
-          name, Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS));
-    } catch (NoSuchFileException e) {
-      throw e;
-    } catch (FileSystemException e) {
-      return null; // a link or a file where a folder was named: resolved the long way
-    } finally {
-      for (DirectoryStream<Path> stream : open) {
-        stream.close();
-      }
+    try (DirectoryStream<Path> top = Files.newDirectoryStream(base())) {
+      return top instanceof SecureDirectoryStream<Path> folder
+          ? openBelow(folder, relative, path)
+          : null;
     }
   }
 
@@ -243,39 +208,68 @@ public record FileScope(Path root, String relative) {
     if (!real.startsWith(realBase) || real.equals(realBase)) {
       throw new PathRefusedException(quote(nameOf(path)) + " leads outside your folder (a link)");
     }
-    Path relativeToBase = realBase.relativize(real);
-    List<DirectoryStream<Path>> open = new ArrayList<>();
-    try {
-      DirectoryStream<Path> top = Files.newDirectoryStream(realBase);
-      open.add(top);
+    try (DirectoryStream<Path> top = Files.newDirectoryStream(realBase)) {
       if (!(top instanceof SecureDirectoryStream<Path> folder)) {
         // No openat on this file system: check, then open without following the last link.
         requireRegular(
             Files.readAttributes(real, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS), path);
         return Files.newByteChannel(real, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
       }
-      for (int i = 0; i < relativeToBase.getNameCount() - 1; i++) {
-        folder = folder.newDirectoryStream(relativeToBase.getName(i), LinkOption.NOFOLLOW_LINKS);
+      SeekableByteChannel channel = openBelow(folder, realBase.relativize(real), path);
+      if (channel == null) {
+        // A part of the real path became a link or a file while we walked it.
+        throw new PathRefusedException(quote(nameOf(path)) + " changed while it was being read");
+      }
+      return channel;
+    }
+  }
+
+  /**
+   * Opens {@code relative} below {@code top} one folder at a time through open handles, never
+   * following a link: each folder on the way is looked at before it is opened (opening a named pipe
+   * as a folder would wait for a writer forever), the file must be a regular one. Null when a link,
+   * or anything but a folder where one is needed, stands on the way.
+   *
+   * @param named the path the caller named, for the refusal's message
+   * @throws PathRefusedException when the file is neither a regular file nor a link
+   */
+  private SeekableByteChannel openBelow(SecureDirectoryStream<Path> top, Path relative, Path named)
+      throws IOException {
+    List<DirectoryStream<Path>> open = new ArrayList<>();
+    try {
+      SecureDirectoryStream<Path> folder = top;
+      for (int i = 0; i < relative.getNameCount() - 1; i++) {
+        Path part = relative.getName(i);
+        if (!attributesOf(folder, part).isDirectory()) {
+          return null;
+        }
+        folder = folder.newDirectoryStream(part, LinkOption.NOFOLLOW_LINKS);
         open.add(folder);
       }
-      Path name = relativeToBase.getFileName();
-      requireRegular(
-          folder
-              .getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-              .readAttributes(),
-          path);
+      Path name = relative.getFileName();
+      BasicFileAttributes attributes = attributesOf(folder, name);
+      if (attributes.isSymbolicLink()) {
+        return null;
+      }
+      requireRegular(attributes, named);
       return folder.newByteChannel(
           name, Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS));
-    } catch (PathRefusedException | NoSuchFileException e) {
+    } catch (NoSuchFileException e) {
       throw e;
     } catch (FileSystemException e) {
-      // ELOOP or ENOTDIR: a part of the path became a link or a file while we walked it.
-      throw new PathRefusedException(quote(nameOf(path)) + " changed while it was being read");
+      return null; // ELOOP or ENOTDIR: a part became a link or a file since it was looked at
     } finally {
       for (DirectoryStream<Path> stream : open) {
         stream.close();
       }
     }
+  }
+
+  private static BasicFileAttributes attributesOf(SecureDirectoryStream<Path> folder, Path name)
+      throws IOException {
+    return folder
+        .getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+        .readAttributes();
   }
 
   /** {@link #openRead} as a stream. */
