@@ -35,6 +35,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.analysis.standard.StandardAnalyzer;
 import org.apache.lucene.queryparser.classic.MultiFieldQueryParser;
@@ -469,9 +470,7 @@ public class DeepsearchService extends JobService implements PayloadCheck {
      */
     byte[] stretch;
 
-    /** Where {@link #stretch} starts in the file, and how much of the file was read. */
-    long stretchFrom;
-
+    /** How much of the file the scan read: the length the stretch is cut against. */
     long read;
   }
 
@@ -513,9 +512,12 @@ public class DeepsearchService extends JobService implements PayloadCheck {
         };
     // The largest files first: the threads then end together on small ones, where a large file
     // taken last would leave one thread scanning alone.
-    Integer[] order = new Integer[count];
-    Arrays.setAll(order, i -> i);
-    Arrays.sort(order, (a, b) -> Long.compare(files.get(b).size(), files.get(a).size()));
+    int[] order =
+        IntStream.range(0, count)
+            .boxed()
+            .sorted((a, b) -> Long.compare(files.get(b).size(), files.get(a).size()))
+            .mapToInt(Integer::intValue)
+            .toArray();
     parallel.forEach(
         count,
         () -> new Scanner(buffers.get(), new Prefilter(plan, analyzer)),
@@ -635,14 +637,18 @@ public class DeepsearchService extends JobService implements PayloadCheck {
 
   /** Copies the stretch a matching document's snippets come from, while the budget lasts. */
   private static void keepStretch(Scanned entry, Documents.Buffer buffer, AtomicLong budget) {
-    int from = Math.max(0, entry.facts.firstMatch - SNIPPET_LEAD);
+    int from = stretchStart(entry.facts);
     int to = Math.min(buffer.length, from + SNIPPET_SPAN);
     if (from >= to || budget.addAndGet(-(to - from)) < 0) {
       return;
     }
     entry.stretch = Arrays.copyOfRange(buffer.bytes, from, to);
-    entry.stretchFrom = from;
     entry.read = buffer.length;
+  }
+
+  /** Where a plain hit's snippet stretch starts: a little before its first sure match. */
+  private static int stretchStart(Prefilter.Facts facts) {
+    return Math.max(0, facts.firstMatch - SNIPPET_LEAD);
   }
 
   /**
@@ -662,11 +668,10 @@ public class DeepsearchService extends JobService implements PayloadCheck {
     List<?> shown;
     try {
       if (title != null && scanned.plain) {
-        int from = Math.max(0, fact.firstMatch - SNIPPET_LEAD);
+        int from = stretchStart(fact);
         Documents.Stretch stretch =
             scanned.stretch != null
-                ? Documents.stretchOf(
-                    scanned.stretch, scanned.stretch.length, scanned.stretchFrom, scanned.read)
+                ? Documents.stretchOf(scanned.stretch, scanned.stretch.length, from, scanned.read)
                 : Documents.readStretch(scope, file.path(), from, SNIPPET_SPAN);
         shown = snippets.of(stretch.text(), stretch.moreBefore(), stretch.moreAfter());
       } else {

@@ -175,45 +175,46 @@ final class RawText {
       // three bytes until each is found (markup and references turn up early in most pages).
       boolean markup = html && (lts == 0 || amps == 0);
       boolean nul = html && nuls == 0;
-      long runs = this.runs;
-      long or = this.or;
-      long carry = this.carry;
-      long lts = 0;
-      long amps = 0;
-      long nuls = 0;
+      // The loop works on locals, written back at the end.
+      long runsNow = runs;
+      long orNow = or;
+      long carryNow = carry;
+      long ltsNow = 0;
+      long ampsNow = 0;
+      long nulsNow = 0;
       for (; i + 8 <= to; i += 8) {
         long x = (long) LONGS.get(bytes, i);
-        or |= x;
+        orNow |= x;
         long word = wordMask(x);
-        runs += Long.bitCount(word & ~((word << 8) | carry));
-        carry = (word >>> 56) & 0x80;
+        runsNow += Long.bitCount(word & ~((word << 8) | carryNow));
+        carryNow = (word >>> 56) & 0x80;
         if (markup) { // the same all through the loop, which the compiler splits on it
-          lts |= anyZero(x ^ ('<' * ONES));
-          amps |= anyZero(x ^ ('&' * ONES));
+          ltsNow |= anyZero(x ^ ('<' * ONES));
+          ampsNow |= anyZero(x ^ ('&' * ONES));
         }
         if (nul) {
-          nuls |= anyZero(x);
+          nulsNow |= anyZero(x);
         }
       }
       for (; i < to; i++) {
         int c = bytes[i] & 0xff;
-        or |= c;
+        orNow |= c;
         byte kind = CLASS[c];
         long word = kind == ALNUM || kind == UNDERSCORE || kind == HIGH || c == 0x7f ? 0x80 : 0;
-        if (word != 0 && carry == 0) {
-          runs++;
+        if (word != 0 && carryNow == 0) {
+          runsNow++;
         }
-        carry = word;
-        lts |= c == '<' ? 1 : 0;
-        amps |= c == '&' ? 1 : 0;
-        nuls |= c == 0 ? 1 : 0;
+        carryNow = word;
+        ltsNow |= c == '<' ? 1 : 0;
+        ampsNow |= c == '&' ? 1 : 0;
+        nulsNow |= c == 0 ? 1 : 0;
       }
-      this.runs = runs;
-      this.or = or;
-      this.carry = carry;
-      this.lts |= lts;
-      this.amps |= amps;
-      this.nuls |= nuls;
+      runs = runsNow;
+      or = orNow;
+      carry = carryNow;
+      lts |= ltsNow;
+      amps |= ampsNow;
+      nuls |= nulsNow;
     }
   }
 

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.within;
 import io.asyncjobs.files.FileScope;
 import io.asyncjobs.kinds.deepsearch.DeepsearchService.Searched;
 import io.asyncjobs.kinds.deepsearch.DeepsearchService.Strategy;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -310,6 +312,40 @@ class DeepsearchStrategiesTest {
               true);
       reading.stopScanning();
       assertThat(read.hits()).as(query).isNotEmpty().isEqualTo(kept.hits());
+    }
+  }
+
+  @Test
+  void shouldShowAHitFromTheBytesItsScanMatchedWithinTheBudgetAndFromTheFileBeyondIt()
+      throws Exception {
+    // Between the scan and the snippets the file is rewritten: a kept stretch shows the text the
+    // scan matched, a stretch read again shows the file as it is now.
+    Path tree = data.resolve("files/kept");
+    Path file = tree.resolve("long.txt");
+    String before = "wren ".repeat(400) + "the heron waits at dawn " + "wren ".repeat(400);
+    String after = "wren ".repeat(400) + "the heron leaves at dusk " + "wren ".repeat(400);
+    for (long budget : new long[] {DeepsearchService.STRETCH_BUDGET, 0}) {
+      Files.createDirectories(tree);
+      Files.writeString(file, before);
+      DeepsearchService service = new DeepsearchService(null, null, null);
+      service.stretchBudget = budget;
+      service.whenDecided(
+          () -> {
+            try {
+              Files.writeString(file, after);
+            } catch (IOException e) {
+              throw new UncheckedIOException(e);
+            }
+          });
+      Searched searched =
+          service.search(scope, tree, "heron", 10, folder, Strategy.PREFILTER, false);
+      service.stopScanning();
+      String snippet = searched.hits().get(0).get("snippets").toString();
+      if (budget > 0) {
+        assertThat(snippet).as("kept").contains("<mark>heron</mark> waits at dawn");
+      } else {
+        assertThat(snippet).as("read again").contains("<mark>heron</mark> leaves at dusk");
+      }
     }
   }
 
