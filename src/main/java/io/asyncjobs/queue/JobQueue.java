@@ -12,6 +12,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -545,11 +546,9 @@ public class JobQueue {
     if (seen.isEmpty()) {
       // No job carries a key, so none can be a replay: every job is new, in one statement.
       insertMany(kind, uids, payloads, names, ownerKind, ownerId);
-      List<BatchOutcome> outcomes = new ArrayList<>(n);
-      for (UUID uid : uids) {
-        outcomes.add(new BatchOutcome(uid, true, JobStatus.PENDING));
-      }
-      return outcomes;
+      return Arrays.stream(uids)
+          .map(uid -> new BatchOutcome(uid, true, JobStatus.PENDING))
+          .toList();
     }
     // Two tries: a first job may be swept between the insert and the lookup, freeing its key.
     for (int attempt = 0; attempt < 2; attempt++) {
