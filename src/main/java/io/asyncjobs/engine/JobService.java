@@ -1,6 +1,7 @@
 package io.asyncjobs.engine;
 
 import io.asyncjobs.config.ServiceSettings;
+import io.asyncjobs.config.Shards;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.Completion;
 import io.asyncjobs.queue.Job;
@@ -128,6 +129,14 @@ public abstract class JobService extends BaseService {
 
   /** A human title for admin pages. */
   public abstract String title();
+
+  /**
+   * The shard whose rows this service claims and recovers: the one shard of the unsharded default,
+   * under the one owner lock.
+   */
+  public final String shard() {
+    return Shards.ALL;
+  }
 
   /**
    * Does the work of one job. May block; runs on the service's own threads, at most {@code
@@ -310,7 +319,7 @@ public abstract class JobService extends BaseService {
       try {
         List<Job> claimed;
         JobStore.ClaimRequest claim =
-            new JobStore.ClaimRequest(kind(), Math.max(0, capacity), epoch, now, after);
+            new JobStore.ClaimRequest(kind(), shard(), Math.max(0, capacity), epoch, now, after);
         if (combined.isEmpty()) {
           JobStore.Claimed c = ctx.store().claimMany(claim);
           claimed = c.jobs();
@@ -699,6 +708,7 @@ public abstract class JobService extends BaseService {
             .store()
             .rescueMany(
                 kind(),
+                shard(),
                 inFlight.keySet(),
                 epoch,
                 ownerLock().earlierHoldersSettled(),
@@ -726,7 +736,7 @@ public abstract class JobService extends BaseService {
     JobStore.Claimed claimed =
         requireContext()
             .store()
-            .claimMany(new JobStore.ClaimRequest(kind(), capacity, epoch, now, null));
+            .claimMany(new JobStore.ClaimRequest(kind(), shard(), capacity, epoch, now, null));
     if (claimed.fenced()) {
       ownerLock().superseded(epoch);
       return;

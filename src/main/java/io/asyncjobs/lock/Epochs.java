@@ -8,19 +8,22 @@ import javax.sql.DataSource;
 
 /**
  * Hands out fencing epochs: the next value of {@code jobs_owner_epoch_seq}, recorded in {@code
- * job_owner_epochs} as the lock's current epoch in the same statement. Recording it waits for
- * claims in flight under the previous epoch (they hold the row {@code FOR SHARE}), so once a new
- * holder has its epoch no older claim can still commit.
+ * job_owner_epochs} as the lock's current epoch in the same statement, and as its shard-aware epoch
+ * (a release before shards updates the epoch alone, which tells its holdings apart). Recording it
+ * waits for claims in flight under the previous epoch (they hold the row {@code FOR SHARE}), so
+ * once a new holder has its epoch no older claim can still commit.
  */
 public final class Epochs {
 
   /** EpochTake: a new epoch for a lock, recorded as its current one. */
   private static final String EPOCH_TAKE =
       """
-      INSERT INTO job_owner_epochs (lock_name, epoch, holder, taken_at)
-      VALUES (?, nextval('jobs_owner_epoch_seq'), ?, now())
+      WITH e AS (SELECT nextval('jobs_owner_epoch_seq') AS epoch)
+      INSERT INTO job_owner_epochs (lock_name, epoch, holder, taken_at, shard_aware_epoch)
+      SELECT ?, e.epoch, ?, now(), e.epoch FROM e
       ON CONFLICT (lock_name) DO UPDATE
-         SET epoch = EXCLUDED.epoch, holder = EXCLUDED.holder, taken_at = EXCLUDED.taken_at
+         SET epoch = EXCLUDED.epoch, holder = EXCLUDED.holder, taken_at = EXCLUDED.taken_at,
+             shard_aware_epoch = EXCLUDED.shard_aware_epoch
       RETURNING epoch
       """;
 

@@ -41,11 +41,11 @@ public class JobStore {
       "fence AS (SELECT epoch FROM job_owner_epochs WHERE lock_name = ? AND epoch = ? FOR SHARE)";
 
   /**
-   * The claim itself: the oldest pending jobs of a kind become running under the fence's epoch.
-   * SKIP LOCKED lets a concurrent claimer take other rows instead of waiting. The partial index on
-   * pending rows serves the inner query. The uids are collected into an array first so that the
-   * outer update looks them up by primary key whatever row count the planner guesses for a LIMIT
-   * parameter.
+   * The claim itself: the oldest pending jobs of a kind in one shard become running under the
+   * fence's epoch. SKIP LOCKED lets a concurrent claimer take other rows instead of waiting. The
+   * partial index on pending rows serves the inner query. The uids are collected into an array
+   * first so that the outer update looks them up by primary key whatever row count the planner
+   * guesses for a LIMIT parameter.
    */
   private static final String CLAIM =
       """
@@ -53,7 +53,8 @@ public class JobStore {
         UPDATE jobs
            SET status = 'running', started_at = ?, updated_at = ?, epoch = ?
          WHERE uid = ANY (ARRAY(SELECT uid FROM jobs
-                                 WHERE kind = ? AND status = 'pending' AND EXISTS (SELECT 1 FROM fence)
+                                 WHERE kind = ? AND shard = ? AND status = 'pending'
+                                   AND EXISTS (SELECT 1 FROM fence)
                                  ORDER BY uid
                                  LIMIT ?
                                  FOR UPDATE SKIP LOCKED))
@@ -150,8 +151,11 @@ public class JobStore {
    * JobRescueMany: running rows of a kind that no task of this process works on were left by an
    * earlier owner (or their task vanished). Each goes back to pending with one more retry, or fails
    * once it has used up its retries. Rows of this owner's epoch are rescued at once; rows of older
-   * epochs only once their owners have certainly stopped (the caller says so). Rows stamped by a
-   * newer owner are left alone, and nothing is rescued once a newer epoch was taken.
+   * epochs only once their owners have certainly stopped (the caller says so), and never while the
+   * row's epoch is another lock's current holding: after a change of the shard mapping a row may
+   * have been claimed under another shard's lock, and is that holder's while it holds it. Rows of
+   * other shards, and rows stamped by a newer owner, are left alone, and nothing is rescued once a
+   * newer epoch was taken.
    */
   private static final String JOB_RESCUE_MANY =
       "WITH "
@@ -175,9 +179,12 @@ public class JobStore {
                                     ELSE p.now + make_interval(secs => p.retention) END,
                   updated_at = p.now
              FROM (SELECT ?::int AS max_retries, ?::timestamptz AS now, ?::bigint AS retention) AS p
-            WHERE j.kind = ? AND j.status = 'running'
+            WHERE j.kind = ? AND j.shard = ? AND j.status = 'running'
               AND NOT (j.uid = ANY (?::uuid[]))
-              AND (j.epoch = ? OR (COALESCE(j.epoch, 0) < ? AND ?))
+              AND (j.epoch = ?
+                   OR (COALESCE(j.epoch, 0) < ? AND ?
+                       AND NOT EXISTS (SELECT 1 FROM job_owner_epochs o
+                                        WHERE o.epoch = j.epoch AND o.lock_name <> ?)))
               AND EXISTS (SELECT 1 FROM fence)
            RETURNING j.status
            """;
@@ -301,12 +308,13 @@ public class JobStore {
   }
 
   /**
-   * What a claim asks for: up to {@code limit} pending jobs of {@code kind}, oldest first, under
-   * {@code epoch}.
+   * What a claim asks for: up to {@code limit} pending jobs of {@code kind} in {@code shard},
+   * oldest first, under {@code epoch}.
    *
    * @param after only jobs with a larger uid, or null for all
    */
-  public record ClaimRequest(String kind, int limit, long epoch, Instant now, UUID after) {}
+  public record ClaimRequest(
+      String kind, String shard, int limit, long epoch, Instant now, UUID after) {}
 
   /** Claims what {@code claim} asks for. */
   public Claimed claimMany(ClaimRequest claim) {
@@ -440,6 +448,7 @@ public class JobStore {
     ps.setObject(next++, JobRows.timestamp(claim.now()));
     ps.setLong(next++, claim.epoch());
     ps.setString(next++, claim.kind());
+    ps.setString(next++, claim.shard());
     if (claim.after() != null) {
       ps.setObject(next++, claim.after());
     }
@@ -505,13 +514,15 @@ public class JobStore {
   }
 
   /**
-   * Recovers running rows of {@code kind} that are not in {@code inFlight}: those of {@code epoch}
-   * always, those of older epochs only when {@code olderToo}.
+   * Recovers running rows of {@code kind} in {@code shard} that are not in {@code inFlight}: those
+   * of {@code epoch} always, those of older epochs only when {@code olderToo} and no other lock
+   * holds theirs.
    *
    * @return how many went back to pending and how many failed
    */
   public RescueCounts rescueMany(
       String kind,
+      String shard,
       Collection<UUID> inFlight,
       long epoch,
       boolean olderToo,
@@ -525,10 +536,12 @@ public class JobStore {
       ps.setObject(next++, JobRows.timestamp(now));
       ps.setLong(next++, retention.toSeconds());
       ps.setString(next++, kind);
+      ps.setString(next++, shard);
       ps.setArray(next++, c.createArrayOf("uuid", inFlight.toArray(UUID[]::new)));
       ps.setLong(next++, epoch);
       ps.setLong(next++, epoch);
-      ps.setBoolean(next, olderToo);
+      ps.setBoolean(next++, olderToo);
+      ps.setString(next, lockName);
       int requeued = 0;
       int failed = 0;
       try (ResultSet rs = ps.executeQuery()) {

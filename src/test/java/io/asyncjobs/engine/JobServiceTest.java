@@ -3,6 +3,7 @@ package io.asyncjobs.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.asyncjobs.config.Shards;
 import io.asyncjobs.queue.CancelOutcome;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobStatus;
@@ -484,6 +485,82 @@ class JobServiceTest extends ControlledKindFixture {
     assertThat(job.status).isEqualTo(JobStatus.FAILED);
     assertThat(job.error).isEqualTo("cancelled on request");
     assertThat(job.retryCount).isZero();
+  }
+
+  @Test
+  void shouldLeaveARunningJobOfAnotherShardToThatShardsOwner() {
+    UUID own = insertRunning(0, 1L);
+    UUID other = insertRunning(0, 1L);
+    db.update("UPDATE jobs SET shard = 'controlled-1' WHERE uid = ?", other);
+
+    TickResult tick = service.runOnce();
+
+    assertThat(tick.requeued()).as("only the row of this service's shard").isEqualTo(1);
+    assertThat(row(own).get("retry_count")).isEqualTo(1);
+    Map<String, Object> untouched = row(other);
+    assertThat(untouched.get("status")).isEqualTo("running");
+    assertThat(untouched.get("retry_count")).isEqualTo(0);
+    assertThat(untouched.get("epoch")).isEqualTo(1L);
+  }
+
+  @Test
+  void shouldLeaveARunningJobToTheOtherLockWhoseCurrentHoldingClaimedIt() {
+    // After a change of the shard mapping a row of this shard may have been claimed under another
+    // lock; while that lock's holding is current, its holder may still be running the job.
+    long otherEpoch = 0;
+    db.update(
+        "INSERT INTO job_owner_epochs (lock_name, epoch, holder, taken_at)"
+            + " VALUES ('async-jobs-owner-other', ?, 'an-older-replica', now())",
+        otherEpoch);
+    try {
+      UUID held = insertRunning(0, otherEpoch);
+      UUID orphan = insertRunning(0, 1L);
+
+      TickResult tick = service.runOnce();
+
+      assertThat(tick.requeued()).as("only the row no current holding claimed").isEqualTo(1);
+      assertThat(row(orphan).get("retry_count")).isEqualTo(1);
+      assertThat(row(held).get("status")).isEqualTo("running");
+      assertThat(row(held).get("epoch")).isEqualTo(otherEpoch);
+
+      // Once another holding supersedes it, the row is an orphan like any other.
+      db.update(
+          "UPDATE job_owner_epochs SET epoch = nextval('jobs_owner_epoch_seq')"
+              + " WHERE lock_name = 'async-jobs-owner-other'");
+      assertThat(service.runOnce().requeued()).isEqualTo(1);
+      assertThat(row(held).get("retry_count")).isEqualTo(1);
+    } finally {
+      db.update("DELETE FROM job_owner_epochs WHERE lock_name = 'async-jobs-owner-other'");
+    }
+  }
+
+  @Test
+  void shouldClaimNoPendingJobOfAnotherShard() throws Exception {
+    UUID other = enqueue(Map.of());
+    db.update("UPDATE jobs SET shard = 'controlled-1' WHERE uid = ?", other);
+    UUID own = enqueue(Map.of());
+
+    TickResult tick = service.runOnce();
+
+    assertThat(tick.claimed()).isEqualTo(1);
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    service.runOnce();
+    assertThat(queue.getJob(own).orElseThrow().status).isEqualTo(JobStatus.DONE);
+    assertThat(queue.getJob(other).orElseThrow().status).isEqualTo(JobStatus.PENDING);
+  }
+
+  @Test
+  void shouldEnqueueIntoTheOneShardAndTakeEpochsThatSayTheyKnowShards() {
+    UUID uid = enqueue(Map.of());
+
+    assertThat(row(uid).get("shard")).isEqualTo(Shards.ALL);
+    Map<String, Object> holding =
+        db.query(
+                "SELECT epoch, shard_aware_epoch FROM job_owner_epochs WHERE lock_name = ?",
+                service.ownerLock().name())
+            .get(0);
+    assertThat(holding.get("epoch")).isEqualTo(epoch());
+    assertThat(holding.get("shard_aware_epoch")).isEqualTo(epoch());
   }
 
   @Test

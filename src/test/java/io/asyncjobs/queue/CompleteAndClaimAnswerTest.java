@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.config.Shards;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.testing.Database;
 import io.quarkus.test.junit.QuarkusTest;
@@ -58,7 +59,7 @@ class CompleteAndClaimAnswerTest {
     Instant now = Instant.now();
     long epoch = lock.epoch();
     List<Job> first =
-        store.claimMany(new JobStore.ClaimRequest(KIND, 100, epoch, now, null)).jobs();
+        store.claimMany(new JobStore.ClaimRequest(KIND, Shards.ALL, 100, epoch, now, null)).jobs();
     List<Completion> outcomes = new ArrayList<>();
     for (Job job : first) {
       outcomes.add(Completion.done(job.uid, Map.of("ok", true), now, now.plusMillis(1)));
@@ -70,7 +71,8 @@ class CompleteAndClaimAnswerTest {
         store.completeAndClaimMany(
             outcomes,
             Duration.ofDays(1),
-            new JobStore.ClaimRequest(KIND, 150, epoch, now, first.get(first.size() - 1).uid));
+            new JobStore.ClaimRequest(
+                KIND, Shards.ALL, 150, epoch, now, first.get(first.size() - 1).uid));
 
     assertThat(both.written())
         .hasSize(100)
