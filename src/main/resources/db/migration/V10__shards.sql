@@ -11,3 +11,8 @@ COMMENT ON COLUMN jobs.shard IS 'The shard the job belongs to, fixed at enqueue:
 -- sharded replica competes for nothing while such a holding is live.
 ALTER TABLE job_owner_epochs ADD COLUMN shard_aware_epoch bigint;
 COMMENT ON COLUMN job_owner_epochs.shard_aware_epoch IS 'Equal to epoch when the holding was taken by a release that acts on its own shard''s rows only.';
+
+-- Epochs come from one sequence for every lock, so an epoch names its holding whichever lock it is
+-- of: the fence looks a holding up by its epoch alone, and a rescue asks whether a row's epoch is
+-- some lock's current holding.
+CREATE UNIQUE INDEX job_owner_epochs_epoch_idx ON job_owner_epochs (epoch);

@@ -1,7 +1,6 @@
 package io.asyncjobs.queue;
 
 import io.agroal.api.AgroalDataSource;
-import io.asyncjobs.config.JobsConfig;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.sql.Array;
 import java.sql.Connection;
@@ -33,12 +32,13 @@ public class JobStore {
 
   /**
    * The fence every statement that starts work begins with: the lock's recorded epoch, locked FOR
-   * SHARE, present only while the caller's epoch is still the newest. Taking a new epoch ({@code
-   * io.asyncjobs.lock.Epochs}) updates that row, so it waits for these statements to commit, and
-   * once it has, none under the older epoch can start anything.
+   * SHARE, present only while the caller's epoch is still the newest. Epochs come from one sequence
+   * for every lock, so the epoch alone names the holding (whichever shard's lock it is of). Taking
+   * a new epoch ({@code io.asyncjobs.lock.Epochs}) updates that row, so it waits for these
+   * statements to commit, and once it has, none under the older epoch can start anything.
    */
   private static final String FENCE =
-      "fence AS (SELECT epoch FROM job_owner_epochs WHERE lock_name = ? AND epoch = ? FOR SHARE)";
+      "fence AS (SELECT epoch FROM job_owner_epochs WHERE epoch = ? FOR SHARE)";
 
   /**
    * The claim itself: the oldest pending jobs of a kind in one shard become running under the
@@ -183,8 +183,7 @@ public class JobStore {
               AND NOT (j.uid = ANY (?::uuid[]))
               AND (j.epoch = ?
                    OR (COALESCE(j.epoch, 0) < ? AND ?
-                       AND NOT EXISTS (SELECT 1 FROM job_owner_epochs o
-                                        WHERE o.epoch = j.epoch AND o.lock_name <> ?)))
+                       AND NOT EXISTS (SELECT 1 FROM job_owner_epochs o WHERE o.epoch = j.epoch)))
               AND EXISTS (SELECT 1 FROM fence)
            RETURNING j.status
            """;
@@ -300,11 +299,9 @@ public class JobStore {
       "UPDATE jobs SET expires_at = ? WHERE uid = ANY (?::uuid[]) AND status IN ('done', 'failed')";
 
   private final AgroalDataSource dataSource;
-  private final String lockName;
 
-  JobStore(AgroalDataSource dataSource, JobsConfig config) {
+  JobStore(AgroalDataSource dataSource) {
     this.dataSource = dataSource;
-    this.lockName = config.lock().name();
   }
 
   /**
@@ -437,7 +434,6 @@ public class JobStore {
   }
 
   private int bindFence(PreparedStatement ps, int next, long epoch) throws SQLException {
-    ps.setString(next++, lockName);
     ps.setLong(next++, epoch);
     return next;
   }
@@ -540,8 +536,7 @@ public class JobStore {
       ps.setArray(next++, c.createArrayOf("uuid", inFlight.toArray(UUID[]::new)));
       ps.setLong(next++, epoch);
       ps.setLong(next++, epoch);
-      ps.setBoolean(next++, olderToo);
-      ps.setString(next, lockName);
+      ps.setBoolean(next, olderToo);
       int requeued = 0;
       int failed = 0;
       try (ResultSet rs = ps.executeQuery()) {
@@ -625,7 +620,7 @@ public class JobStore {
   /** Whether {@code epoch} is still the lock's newest. */
   private boolean fenceHolds(Connection c, long epoch) throws SQLException {
     try (PreparedStatement ps =
-        c.prepareStatement("SELECT 1 FROM job_owner_epochs WHERE lock_name = ? AND epoch = ?")) {
+        c.prepareStatement("SELECT 1 FROM job_owner_epochs WHERE epoch = ?")) {
       bindFence(ps, 1, epoch);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next();

@@ -3,7 +3,6 @@ package io.asyncjobs.queue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agroal.api.AgroalDataSource;
-import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.config.Shards;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.testing.Database;
@@ -36,7 +35,6 @@ class CompleteAndClaimAnswerTest {
   private static final String KIND = "answer_test";
 
   @Inject AgroalDataSource dataSource;
-  @Inject JobsConfig config;
   @Inject OwnerLock lock;
   @Inject JobQueue queue;
   @Inject Database db;
@@ -55,7 +53,7 @@ class CompleteAndClaimAnswerTest {
     queue.enqueueMany(KIND, jobs, "user", "answers");
     AtomicInteger rowsWithUids = new AtomicInteger();
     AtomicInteger rows = new AtomicInteger();
-    JobStore store = new JobStore(counting(dataSource, rows, rowsWithUids), config);
+    JobStore store = new JobStore(counting(dataSource, rows, rowsWithUids));
     Instant now = Instant.now();
     long epoch = lock.epoch();
     List<Job> first =
