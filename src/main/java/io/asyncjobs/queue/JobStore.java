@@ -43,9 +43,9 @@ public class JobStore {
   /**
    * The claim itself: the oldest pending jobs of a kind in one shard become running under the
    * fence's epoch. SKIP LOCKED lets a concurrent claimer take other rows instead of waiting. The
-   * partial index on pending rows serves the inner query. The uids are collected into an array
-   * first so that the outer update looks them up by primary key whatever row count the planner
-   * guesses for a LIMIT parameter.
+   * partial index on pending rows by kind, shard and uid serves the inner query. The uids are
+   * collected into an array first so that the outer update looks them up by primary key whatever
+   * row count the planner guesses for a LIMIT parameter.
    */
   private static final String CLAIM =
       """
@@ -76,7 +76,7 @@ public class JobStore {
    * JobClaimMany: claims, in one statement, and says whether the fence let it (first column: 1, or
    * 0 when a newer epoch was taken); each row carries one claimed job (all null when none was).
    */
-  private static final String JOB_CLAIM_MANY =
+  static final String JOB_CLAIM_MANY =
       "WITH "
           + FENCE
           + ", "
@@ -85,7 +85,7 @@ public class JobStore {
           + " FROM (SELECT 1) AS one LEFT JOIN claimed AS k ON true";
 
   /** JobClaimManyAfter: JobClaimMany after a cursor. */
-  private static final String JOB_CLAIM_MANY_AFTER = JOB_CLAIM_MANY.replace(CLAIM, CLAIM_AFTER);
+  static final String JOB_CLAIM_MANY_AFTER = JOB_CLAIM_MANY.replace(CLAIM, CLAIM_AFTER);
 
   /**
    * JobCompleteMany: writes the outcomes of finished tasks. A row is written only while it is still

@@ -90,8 +90,10 @@ class JobsMigrationTest {
             "USING btree (kind, expires_at)"
                 + " WHERE (status = ANY (ARRAY['done'::text, 'failed'::text]))");
     assertThat(indexes).doesNotContainKeys("jobs_owner_idx", "jobs_expires_at_idx");
-    assertThat(indexes.get("jobs_pending_claim_idx"))
-        .endsWith("USING btree (kind, uid) WHERE (status = 'pending'::text)");
+    // The claim's, one shard's pending rows of a kind in uid order (V11 replaced one by kind).
+    assertThat(indexes.get("jobs_pending_shard_claim_idx"))
+        .endsWith("USING btree (kind, shard, uid) WHERE (status = 'pending'::text)");
+    assertThat(indexes).doesNotContainKey("jobs_pending_claim_idx");
   }
 
   @Test

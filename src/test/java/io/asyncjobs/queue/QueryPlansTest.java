@@ -30,6 +30,9 @@ class QueryPlansTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
+  /** The shard is part of what an index scan looks up, not a filter on the rows it returns. */
+  private static final String SHARD_IN_INDEX_COND = "\"Index Cond\": \"[^\"]*shard = ";
+
   @Inject Database db;
 
   private Connection c;
@@ -111,6 +114,39 @@ class QueryPlansTest {
     assertThat(planOf(JobStore.JOB_GET_EXPIRED_MANY, "force_generic_plan", "'seo'", "now()", "10"))
         .as("walks the kind's expiry index in order: no sort of the expired rows")
         .doesNotContain("\"Sort\"");
+  }
+
+  @Test
+  void shouldClaimFromOneShardWithoutWalkingTheKindsOtherShards() throws Exception {
+    // A backlog of 20,000 pending zips in one shard, and a few in another.
+    try (Statement s = c.createStatement()) {
+      s.execute(
+          """
+          INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at,
+                            updated_at, expires_at, shard)
+          SELECT (lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint + 5000 + i), 12, '0')
+                  || substr(md5('s' || i), 1, 20))::uuid,
+                 'zip', 'pending', 'user', 'flood', '{}', now(), now(), now() + interval '7 days',
+                 CASE WHEN i % 1000 = 0 THEN 'zip-1' ELSE 'zip-0' END
+            FROM generate_series(1, 20000) AS i
+          """);
+      s.execute("ANALYZE jobs");
+    }
+    String[] claim = {"1", "now()", "now()", "1", "'zip'", "'zip-1'", "10"};
+    String[] after = {
+      "1", "now()", "now()", "1", "'zip'", "'zip-1'", "'00000000-0000-7000-8000-000000000000'", "10"
+    };
+    for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
+      assertThat(planOf(JobStore.JOB_CLAIM_MANY, mode, claim))
+          .as(mode)
+          .contains("jobs_pending_shard_claim_idx")
+          .containsPattern(SHARD_IN_INDEX_COND)
+          .doesNotContain("\"Sort\"");
+      assertThat(planOf(JobStore.JOB_CLAIM_MANY_AFTER, mode, after))
+          .as(mode)
+          .contains("jobs_pending_shard_claim_idx")
+          .containsPattern(SHARD_IN_INDEX_COND);
+    }
   }
 
   @Test

@@ -1,0 +1,24 @@
+package io.asyncjobs.queue;
+
+import io.quarkus.flyway.FlywayConfigurationCustomizer;
+import jakarta.inject.Singleton;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
+import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
+
+/**
+ * Migrations take Flyway's lock for the session, not for a transaction. A migration that builds an
+ * index {@code CONCURRENTLY} (so that enqueues and claims go on meanwhile) runs outside any
+ * transaction and waits for every transaction open on the database to end, Flyway's own among them:
+ * with the transactional lock it would wait for ever.
+ */
+@Singleton
+public class MigrationLock implements FlywayConfigurationCustomizer {
+
+  @Override
+  public void customize(FluentConfiguration configuration) {
+    configuration
+        .getPluginRegister()
+        .getPlugin(PostgreSQLConfigurationExtension.class)
+        .setTransactionalLock(false);
+  }
+}
