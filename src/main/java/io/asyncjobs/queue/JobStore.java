@@ -151,11 +151,9 @@ public class JobStore {
    * JobRescueMany: running rows of a kind that no task of this process works on were left by an
    * earlier owner (or their task vanished). Each goes back to pending with one more retry, or fails
    * once it has used up its retries. Rows of this owner's epoch are rescued at once; rows of older
-   * epochs only once their owners have certainly stopped (the caller says so), and never while the
-   * row's epoch is another lock's current holding: after a change of the shard mapping a row may
-   * have been claimed under another shard's lock, and is that holder's while it holds it. Rows of
-   * other shards, and rows stamped by a newer owner, are left alone, and nothing is rescued once a
-   * newer epoch was taken.
+   * epochs only once their owners have certainly stopped (the caller says so). Rows of other
+   * shards, and rows stamped by a newer owner, are left alone, and nothing is rescued once a newer
+   * epoch was taken.
    */
   private static final String JOB_RESCUE_MANY =
       "WITH "
@@ -181,9 +179,7 @@ public class JobStore {
              FROM (SELECT ?::int AS max_retries, ?::timestamptz AS now, ?::bigint AS retention) AS p
             WHERE j.kind = ? AND j.shard = ? AND j.status = 'running'
               AND NOT (j.uid = ANY (?::uuid[]))
-              AND (j.epoch = ?
-                   OR (COALESCE(j.epoch, 0) < ? AND ?
-                       AND NOT EXISTS (SELECT 1 FROM job_owner_epochs o WHERE o.epoch = j.epoch)))
+              AND (j.epoch = ? OR (COALESCE(j.epoch, 0) < ? AND ?))
               AND EXISTS (SELECT 1 FROM fence)
            RETURNING j.status
            """;
@@ -511,8 +507,7 @@ public class JobStore {
 
   /**
    * Recovers running rows of {@code kind} in {@code shard} that are not in {@code inFlight}: those
-   * of {@code epoch} always, those of older epochs only when {@code olderToo} and no other lock
-   * holds theirs.
+   * of {@code epoch} always, those of older epochs only when {@code olderToo}.
    *
    * @return how many went back to pending and how many failed
    */

@@ -2,8 +2,8 @@ package io.asyncjobs.queue;
 
 import io.quarkus.flyway.FlywayConfigurationCustomizer;
 import jakarta.inject.Singleton;
+import java.util.Map;
 import org.flywaydb.core.api.configuration.FluentConfiguration;
-import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
 
 /**
  * Migrations take Flyway's lock for the session, not for a transaction. A migration that builds an
@@ -16,9 +16,6 @@ public class MigrationLock implements FlywayConfigurationCustomizer {
 
   @Override
   public void customize(FluentConfiguration configuration) {
-    configuration
-        .getPluginRegister()
-        .getPlugin(PostgreSQLConfigurationExtension.class)
-        .setTransactionalLock(false);
+    configuration.configuration(Map.of("flyway.postgresql.transactional.lock", "false"));
   }
 }

@@ -504,37 +504,6 @@ class JobServiceTest extends ControlledKindFixture {
   }
 
   @Test
-  void shouldLeaveARunningJobToTheOtherLockWhoseCurrentHoldingClaimedIt() {
-    // After a change of the shard mapping a row of this shard may have been claimed under another
-    // lock; while that lock's holding is current, its holder may still be running the job.
-    long otherEpoch = 0;
-    db.update(
-        "INSERT INTO job_owner_epochs (lock_name, epoch, holder, taken_at)"
-            + " VALUES ('async-jobs-owner-other', ?, 'an-older-replica', now())",
-        otherEpoch);
-    try {
-      UUID held = insertRunning(0, otherEpoch);
-      UUID orphan = insertRunning(0, 1L);
-
-      TickResult tick = service.runOnce();
-
-      assertThat(tick.requeued()).as("only the row no current holding claimed").isEqualTo(1);
-      assertThat(row(orphan).get("retry_count")).isEqualTo(1);
-      assertThat(row(held).get("status")).isEqualTo("running");
-      assertThat(row(held).get("epoch")).isEqualTo(otherEpoch);
-
-      // Once another holding supersedes it, the row is an orphan like any other.
-      db.update(
-          "UPDATE job_owner_epochs SET epoch = nextval('jobs_owner_epoch_seq')"
-              + " WHERE lock_name = 'async-jobs-owner-other'");
-      assertThat(service.runOnce().requeued()).isEqualTo(1);
-      assertThat(row(held).get("retry_count")).isEqualTo(1);
-    } finally {
-      db.update("DELETE FROM job_owner_epochs WHERE lock_name = 'async-jobs-owner-other'");
-    }
-  }
-
-  @Test
   void shouldClaimNoPendingJobOfAnotherShard() throws Exception {
     UUID other = enqueue(Map.of());
     db.update("UPDATE jobs SET shard = 'controlled-1' WHERE uid = ?", other);
