@@ -63,7 +63,12 @@ public record Shards(Mode mode, Map<String, Integer> shardsPerKind) {
     if (n > 1) {
       return IntStream.range(0, n).mapToObj(i -> kind + "-" + i).toList();
     }
-    return List.of(mode == Mode.NONE ? ALL : kind);
+    return List.of(unhashedKey(kind));
+  }
+
+  /** The one shard of a kind that is not hashed: {@link #ALL}, or the kind per kind. */
+  private String unhashedKey(String kind) {
+    return mode == Mode.NONE ? ALL : kind;
   }
 
   /**
@@ -73,7 +78,7 @@ public record Shards(Mode mode, Map<String, Integer> shardsPerKind) {
   public String shardOf(String kind, UUID uid) {
     int n = countOf(kind);
     if (n == 1) {
-      return mode == Mode.NONE ? ALL : kind;
+      return unhashedKey(kind);
     }
     long h = uid.getMostSignificantBits() * 0x9E3779B97F4A7C15L ^ uid.getLeastSignificantBits();
     h ^= h >>> 33;
