@@ -54,7 +54,7 @@ class HealthTest {
         .get("/q/metrics")
         .then()
         .statusCode(200)
-        .body(containsString("jobs_owner 1.0"))
+        .body(containsString("jobs_owner{shard=\"all\",} 1.0"))
         .body(containsString("jobs_owner_renewals_total"))
         .body(containsString("jobs_owner_changes_total"));
   }

@@ -244,6 +244,13 @@ public interface JobsConfig {
 
     /** Whether the service runs at all; the diagnostic {@code noop} kind is off by default. */
     Optional<Boolean> enabled();
+
+    /**
+     * How many shards the kind's jobs are hashed over at enqueue, each with its own lock and owner
+     * (docs/leadership.md); 1, the default, keeps the kind in one shard. {@code max-concurrent}
+     * holds per shard.
+     */
+    Optional<@Min(1) @Max(Shards.MAX_SHARDS_PER_KIND) Integer> shards();
   }
 
   /** How replicas agree on the one that processes. */
@@ -267,6 +274,14 @@ public interface JobsConfig {
     /** {@code auto}, {@code kubernetes}, {@code postgres} or {@code none}. */
     @WithDefault("auto")
     Mode mode();
+
+    /**
+     * How kinds share locks: {@code none} (the default: one lock for every kind) or {@code
+     * per-kind} (a lock per kind, so kinds spread over replicas). A kind hashed over several shards
+     * ({@code jobs.services.<kind>.shards}) has a lock per shard either way.
+     */
+    @WithDefault("none")
+    Shards.Mode sharding();
 
     /** The Lease's name; also what the advisory lock key is derived from. */
     @WithDefault("async-jobs-owner")

@@ -52,6 +52,20 @@ public record Shards(Mode mode, Map<String, Integer> shardsPerKind) {
         });
   }
 
+  /** The mapping the configuration asks for: {@code jobs.lock.sharding} and each kind's shards. */
+  public static Shards of(JobsConfig config) {
+    Map<String, Integer> counts = new java.util.TreeMap<>();
+    config
+        .services()
+        .forEach((kind, overrides) -> overrides.shards().ifPresent(n -> counts.put(kind, n)));
+    return new Shards(config.lock().sharding(), counts);
+  }
+
+  /** Whether every kind is in the one shard {@link #ALL}: the unsharded default. */
+  public boolean isUnsharded() {
+    return mode == Mode.NONE && shardsPerKind.values().stream().allMatch(n -> n == 1);
+  }
+
   /** How many shards {@code kind}'s jobs are hashed over. */
   public int countOf(String kind) {
     return shardsPerKind.getOrDefault(kind, 1);

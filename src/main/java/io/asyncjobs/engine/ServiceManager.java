@@ -1,8 +1,10 @@
 package io.asyncjobs.engine;
 
 import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.config.Shards;
 import io.asyncjobs.lock.HandOff;
-import io.asyncjobs.lock.OwnerLock;
+import io.asyncjobs.lock.Members;
+import io.asyncjobs.lock.OwnerLocks;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStore;
@@ -66,21 +68,39 @@ public class ServiceManager {
             t.setDaemon(true);
             return t;
           });
+  private final ScheduledExecutorService balance =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "jobs-balance");
+            t.setDaemon(true);
+            return t;
+          });
   private final JobsConfig config;
-  private final OwnerLock ownerLock;
+  private final Members members;
+  private volatile ShardBalancer balancer;
+  private final OwnerLocks locks;
+  private final Shards shards;
   private final HandOff handOff;
+
+  /** Every shard's lock name, with the kind and shard key it belongs to, for the start check. */
+  private final Map<String, String> lockNames = new ConcurrentHashMap<>();
+
   private final EngineContext context;
 
   ServiceManager(
       JobsConfig config,
-      OwnerLock ownerLock,
+      OwnerLocks locks,
+      Members members,
+      Shards shards,
       JobStore store,
       SettingsStore settings,
       Clock clock,
       HandOff handOff,
       Instance<EngineMetrics> metrics) {
     this.config = config;
-    this.ownerLock = ownerLock;
+    this.locks = locks;
+    this.members = members;
+    this.shards = shards;
     this.handOff = handOff;
     this.context =
         new EngineContext(
@@ -97,7 +117,7 @@ public class ServiceManager {
 
   void onStart(@Observes StartupEvent event, @Any Instance<BaseService> beans) {
     // Touching the lock creates it, which starts competing for ownership.
-    LOG.infof("Replica %s", ownerLock.identity());
+    LOG.infof("Replica %s", locks.identity());
     for (BaseService service : beans) {
       register(service);
     }
@@ -113,6 +133,22 @@ public class ServiceManager {
         TRUST_WATCH_MILLIS,
         TRUST_WATCH_MILLIS,
         TimeUnit.MILLISECONDS);
+    if (!shards.isUnsharded()) {
+      // The locks start without competing; the first round, a retry period from now (when the
+      // other replicas have seen this one), says for how many.
+      ShardBalancer shardBalancer =
+          new ShardBalancer(
+              members, locks, handOff::announce, this::shardKeys, this::handOverShard);
+      balancer = shardBalancer;
+      long period = config.lock().retryPeriod().toMillis();
+      balance.scheduleWithFixedDelay(shardBalancer::balance, period, period, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /** What the balance of shards saw last, or null (unsharded, or before its first round). */
+  ShardBalancer.Round lastBalance() {
+    ShardBalancer shardBalancer = balancer;
+    return shardBalancer == null ? null : shardBalancer.last();
   }
 
   /**
@@ -121,12 +157,13 @@ public class ServiceManager {
    * owner starts at once.
    */
   void onStop(@Observes ShutdownEvent event) {
+    balance.shutdownNow();
     try {
-      boolean owner = ownerLock.trust() != Trust.NONE;
+      boolean owner = locks.all().values().stream().anyMatch(lock -> lock.trust() != Trust.NONE);
       if (owner) {
         handOver(config.lock().handoverGrace());
       }
-      handOff.release(owner);
+      handOff.releaseAll(owner);
     } catch (RuntimeException e) {
       LOG.errorf(e, "Graceful handover failed; the next owner recovers the running jobs");
     } finally {
@@ -144,6 +181,50 @@ public class ServiceManager {
    *
    * @return how many jobs went back to pending
    */
+  /**
+   * Hands one shard over without stopping: every kind's runner of it stops claiming, running jobs
+   * get up to {@code jobs.lock.handover-grace}, what finished is written and the rest goes back to
+   * pending; then {@code whileDrained} runs (it gives the lock up) before the runners may claim
+   * again, which they do only once they own the shard again.
+   *
+   * @return how many jobs went back to pending
+   */
+  int handOverShard(String shard, Runnable whileDrained) {
+    List<JobService> jobServices =
+        all().stream().filter(JobService.class::isInstance).map(JobService.class::cast).toList();
+    jobServices.forEach(service -> service.beginDrain(shard));
+    try {
+      long deadline = System.nanoTime() + config.lock().handoverGrace().toNanos();
+      for (JobService service : jobServices) {
+        try {
+          service.awaitTasks(shard, deadline);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+      int released = 0;
+      for (JobService service : jobServices) {
+        released += service.handBack(shard);
+      }
+      whileDrained.run();
+      return released;
+    } finally {
+      jobServices.forEach(service -> service.endDrain(shard));
+    }
+  }
+
+  /** The keys of every shard a registered job service has a runner for. */
+  List<String> shardKeys() {
+    List<String> keys = new ArrayList<>();
+    for (BaseService service : all()) {
+      if (service instanceof JobService jobService) {
+        keys.addAll(jobService.shards());
+      }
+    }
+    return keys;
+  }
+
   int handOver(Duration grace) {
     List<JobService> jobServices =
         all().stream().filter(JobService.class::isInstance).map(JobService.class::cast).toList();
@@ -188,9 +269,14 @@ public class ServiceManager {
       if (services.containsKey(name)) {
         throw new IllegalStateException("two services are named " + name);
       }
-      service.attachLock(ownerLock);
       if (service instanceof JobService jobService) {
-        jobService.attach(context, context.settings().configured(name).maxConcurrent());
+        List<String> keys = shards.keysOf(name);
+        claimLockNames(name, keys);
+        service.attachLock(locks.forShard(keys.get(0)));
+        jobService.attach(
+            context, context.settings().configured(name).maxConcurrent(), keys, locks::forShard);
+      } else {
+        service.attachLock(locks.primary());
       }
       services.put(name, service);
     }
@@ -198,11 +284,43 @@ public class ServiceManager {
     return true;
   }
 
+  /**
+   * Records the lock names of a kind's shards, refusing a name that another kind's shard already
+   * has (a kind {@code zip_0} and shard 0 of {@code zip} would share one lock) or that a Lease
+   * could not be called.
+   */
+  private void claimLockNames(String kind, List<String> keys) {
+    if (kind.equals(Shards.ALL) && shards.mode() == Shards.Mode.PER_KIND) {
+      throw new IllegalStateException(
+          "a kind called " + Shards.ALL + " would own the unsharded jobs of every kind");
+    }
+    for (String key : keys) {
+      String name = Shards.lockName(config.lock().name(), key);
+      if (name.endsWith("-") || name.length() > 253) {
+        throw new IllegalStateException(
+            "shard "
+                + key
+                + " of kind "
+                + kind
+                + " would have the lock name "
+                + name
+                + ", which a Lease may not have");
+      }
+      String owner = kind + " (shard " + key + ")";
+      String before = lockNames.putIfAbsent(name, owner);
+      if (before != null && !Shards.ALL.equals(key) && !before.equals(owner)) {
+        throw new IllegalStateException(
+            owner + " and " + before + " would share the lock " + name + "; rename a kind");
+      }
+    }
+  }
+
   /** Removes a service and stops its threads; a no-op for an unknown name. */
   void unregister(String name) {
     BaseService removed = services.remove(name);
     if (removed != null) {
       removed.stop();
+      lockNames.values().removeIf(owner -> owner.startsWith(name + " (shard "));
     }
     Runner runner = runners.remove(name);
     if (runner != null) {
@@ -236,37 +354,54 @@ public class ServiceManager {
     }
   }
 
-  /** Wakes the job service of {@code kind}, if one is registered. */
+  /** Wakes the job service of {@code kind}, every shard of it, if one is registered. */
   public void wake(String kind) {
     jobService(kind).ifPresent(JobService::requestWake);
   }
 
   /**
-   * Wakes a service as a notification asks: its payload is the kind, followed by {@value
+   * Wakes a service as a notification asks: its payload is the kind, then {@value
+   * JobQueue#SHARD_SEPARATOR} and the shard unless that is {@value Shards#ALL}, then {@value
    * JobQueue#FROM_HEAD} when an older job became pending again (an admin retry) and the claim must
    * start from the head of the queue.
    */
   public void wakeFor(String payload) {
-    if (payload.endsWith(JobQueue.FROM_HEAD)) {
-      jobService(payload.substring(0, payload.length() - JobQueue.FROM_HEAD.length()))
-          .ifPresent(JobService::requestWakeFromHead);
-    } else {
-      wake(payload);
-    }
+    boolean fromHead = payload.endsWith(JobQueue.FROM_HEAD);
+    String rest =
+        fromHead ? payload.substring(0, payload.length() - JobQueue.FROM_HEAD.length()) : payload;
+    int at = rest.indexOf(JobQueue.SHARD_SEPARATOR);
+    String kind = at < 0 ? rest : rest.substring(0, at);
+    String shard = at < 0 ? Shards.ALL : rest.substring(at + 1);
+    wake(kind, shard, fromHead);
+  }
+
+  /** Wakes one shard's runner of a kind, or every one when {@code shard} is null. */
+  private void wake(String kind, String shard, boolean fromHead) {
+    jobService(kind)
+        .ifPresent(
+            service -> {
+              if (shard == null) {
+                if (fromHead) {
+                  service.requestWakeFromHead();
+                } else {
+                  service.requestWake();
+                }
+              } else if (fromHead) {
+                service.requestWakeFromHead(shard);
+              } else {
+                service.requestWake(shard);
+              }
+            });
   }
 
   /**
-   * A job enqueued through this replica wakes its service here directly, without waiting for the
-   * NOTIFY to travel through the database; that only matters when this replica is the owner, which
-   * {@link JobService} checks. Runs once the enqueuing transaction committed.
+   * A job enqueued through this replica wakes its shard's runner here directly, without waiting for
+   * the NOTIFY to travel through the database; that only matters when this replica owns the shard,
+   * which the runner checks. Runs once the enqueuing transaction committed.
    */
   void onEnqueued(@Observes(during = TransactionPhase.AFTER_SUCCESS) JobsEnqueued event) {
     if (config.wakeUps()) {
-      if (event.fromHead()) {
-        jobService(event.kind()).ifPresent(JobService::requestWakeFromHead);
-      } else {
-        wake(event.kind());
-      }
+      wake(event.kind(), event.shard(), event.fromHead());
     }
   }
 
@@ -317,17 +452,15 @@ public class ServiceManager {
   }
 
   /**
-   * The trust watch: as soon as the owner lock can no longer be trusted (a renewal is overdue past
-   * the renew deadline, or another replica holds it), running jobs are interrupted, without waiting
-   * for the next tick and without the database. The next tick writes what became of them.
+   * The trust watch: as soon as a shard's lock can no longer be trusted (a renewal is overdue past
+   * the renew deadline, or another replica holds it), that shard's running jobs are interrupted,
+   * without waiting for the next tick and without the database. The next tick writes what became of
+   * them.
    */
   void watchTrust() {
-    if (ownerLock.trust() != Trust.NONE) {
-      return;
-    }
     for (BaseService service : all()) {
-      if (service instanceof JobService jobService && jobService.inFlightCount() > 0) {
-        jobService.abandonWork();
+      if (service instanceof JobService jobService) {
+        jobService.abandonUntrusted();
       }
     }
   }

@@ -15,6 +15,22 @@ final class Tally {
   int released;
   int adopted;
 
+  /** Adds what another run did. */
+  void add(TickResult r) {
+    done += r.done();
+    failed += r.failed();
+    timedOut += r.timedOut();
+    fenced += r.fenced();
+    requeued += r.requeued();
+    abandoned += r.abandoned();
+    claimed += r.claimed();
+    swept += r.swept();
+    cleanupErrors += r.cleanupErrors();
+    retried += r.retried();
+    released += r.released();
+    adopted += r.adopted();
+  }
+
   TickResult result() {
     return new TickResult(
         done,

@@ -7,36 +7,40 @@ import java.sql.SQLException;
 import org.jboss.logging.Logger;
 
 /**
- * The lock's hand-off on shutdown: the owner releases the lock and announces it on {@value
- * OwnerLock#RELEASED_CHANNEL}; every replica that hears it tries for the lock at once instead of at
- * its next retry. Without the announcement (the database unreachable, wake-ups off) the others
- * still take the lock, only later.
+ * The locks' hand-off on shutdown (and when a replica gives a shard up): the owner releases the
+ * lock and announces it on {@value OwnerLock#RELEASED_CHANNEL}; every replica that hears it tries
+ * for its locks at once instead of at its next retry. Without the announcement (the database
+ * unreachable, wake-ups off) the others still take the lock, only later.
  */
 @ApplicationScoped
 public class HandOff implements ChannelSubscriber {
 
   private static final Logger LOG = Logger.getLogger(HandOff.class);
 
-  private final OwnerLock lock;
+  private final OwnerLocks locks;
   private final Notifier notifier;
 
-  HandOff(OwnerLock lock, Notifier notifier) {
-    this.lock = lock;
+  HandOff(OwnerLocks locks, Notifier notifier) {
+    this.locks = locks;
     this.notifier = notifier;
   }
 
   /**
-   * Releases the lock and, when this replica was the owner, tells the others to try for it now.
+   * Releases every lock and, when this replica owned one, tells the others to try for them now.
    *
-   * @param wasOwner whether this replica held the lock before releasing it
+   * @param wasOwner whether this replica held a lock before releasing them
    */
-  public void release(boolean wasOwner) {
-    lock.release();
-    if (!wasOwner) {
-      return;
+  public void releaseAll(boolean wasOwner) {
+    locks.releaseAll();
+    if (wasOwner) {
+      announce();
     }
+  }
+
+  /** Tells the other replicas that a lock was given up, so that they try for it now. */
+  public void announce() {
     try {
-      notifier.send(OwnerLock.RELEASED_CHANNEL, lock.identity());
+      notifier.send(OwnerLock.RELEASED_CHANNEL, locks.identity());
     } catch (SQLException e) {
       LOG.warnf("Could not announce the lock release (%s); others take it at their next retry", e);
     }
@@ -49,6 +53,8 @@ public class HandOff implements ChannelSubscriber {
 
   @Override
   public void notified(String releasedBy) {
-    lock.attemptSoon();
+    for (OwnerLock lock : locks.all().values()) {
+      lock.attemptSoon();
+    }
   }
 }

@@ -12,11 +12,24 @@ abstract class HeldLock implements OwnerLock {
   final String identity;
   final Holding holding;
 
+  /** Whether attempts may take the lock; see {@link #compete}. */
+  volatile boolean wanted = true;
+
   HeldLock(String mode, String name, String identity, Holding holding) {
     this.mode = mode;
     this.name = name;
     this.identity = identity;
     this.holding = holding;
+  }
+
+  @Override
+  public void compete(boolean wanted) {
+    this.wanted = wanted;
+  }
+
+  @Override
+  public boolean competes() {
+    return wanted;
   }
 
   /** Whether attempts still happen: false once released, or when one has hung far too long. */

@@ -178,6 +178,19 @@ public final class KubernetesOwnerLock extends HeldLock {
     holding.lost(null);
   }
 
+  @Override
+  public synchronized void relinquish() {
+    if (released || (!holding.held() && holding.trust() == Trust.NONE)) {
+      return;
+    }
+    long epoch = holding.epoch();
+    giveUp();
+    holding.lost(null);
+    LOG.infof(
+        "%s gave the Lease %s/%s up (epoch %d) for another replica",
+        identity, namespace, name, epoch);
+  }
+
   /** Stops competing without touching the Lease, as a process that died would. For tests. */
   void abandon() {
     released = true;
@@ -221,7 +234,9 @@ public final class KubernetesOwnerLock extends HeldLock {
     long sent = nanos.getAsLong();
     Lease lease = leases().get();
     if (lease == null) {
-      create(sent);
+      if (wanted) {
+        create(sent);
+      }
       return;
     }
     LeaseSpec spec = lease.getSpec() == null ? new LeaseSpec() : lease.getSpec();
@@ -245,9 +260,14 @@ public final class KubernetesOwnerLock extends HeldLock {
       if (nanos.getAsLong() - observedAtNanos < validFor.toNanos()) {
         return;
       }
+      if (!wanted) {
+        return;
+      }
       LOG.infof(
           "%s: the Lease %s/%s held by %s was not renewed for %s; taking it over",
           identity, namespace, name, holder, validFor);
+    } else if (!wanted) {
+      return;
     }
     take(lease, spec, sent, free);
   }

@@ -16,15 +16,26 @@ import org.eclipse.microprofile.health.Readiness;
 @ApplicationScoped
 public class OwnerHealthCheck implements HealthCheck {
 
-  private final OwnerLock lock;
+  private final OwnerLocks locks;
 
-  OwnerHealthCheck(OwnerLock lock) {
-    this.lock = lock;
+  OwnerHealthCheck(OwnerLocks locks) {
+    this.locks = locks;
   }
 
   @Override
   public HealthCheckResponse call() {
-    OwnerStatus status = lock.status();
+    java.util.Map<String, OwnerLock> all = locks.all();
+    if (all.isEmpty()) {
+      return HealthCheckResponse.named("owner lock")
+          .up()
+          .withData("identity", locks.identity())
+          .withData("shards", "none yet")
+          .build();
+    }
+    if (all.size() > 1 || !all.containsKey(io.asyncjobs.config.Shards.ALL)) {
+      return sharded(all);
+    }
+    OwnerStatus status = all.values().iterator().next().status();
     HealthCheckResponseBuilder response =
         HealthCheckResponse.named("owner lock")
             .status(status.competing())
@@ -36,6 +47,37 @@ public class OwnerHealthCheck implements HealthCheck {
             .withData("competing", status.competing());
     if (status.since() != null) {
       response.withData("since", status.since().toString());
+    }
+    return response.build();
+  }
+
+  /**
+   * With shards: down when some shard's lock no longer competes; the data name the shards this
+   * replica owns and those it could not compete for.
+   */
+  private HealthCheckResponse sharded(java.util.Map<String, OwnerLock> all) {
+    java.util.List<String> owned = new java.util.ArrayList<>();
+    java.util.List<String> stalled = new java.util.ArrayList<>();
+    String mode = null;
+    for (java.util.Map.Entry<String, OwnerLock> e : new java.util.TreeMap<>(all).entrySet()) {
+      OwnerStatus status = e.getValue().status();
+      mode = status.mode();
+      if (status.owner()) {
+        owned.add(e.getKey());
+      }
+      if (!status.competing()) {
+        stalled.add(e.getKey());
+      }
+    }
+    HealthCheckResponseBuilder response =
+        HealthCheckResponse.named("owner lock")
+            .status(stalled.isEmpty())
+            .withData("mode", mode)
+            .withData("identity", locks.identity())
+            .withData("shards", all.size())
+            .withData("owned", String.join(",", owned));
+    if (!stalled.isEmpty()) {
+      response.withData("not competing", String.join(",", stalled));
     }
     return response.build();
   }

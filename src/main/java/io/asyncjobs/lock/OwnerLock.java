@@ -59,4 +59,22 @@ public interface OwnerLock {
 
   /** Tries to take (or confirms) the lock soon, instead of at the next retry; a hint. */
   default void attemptSoon() {}
+
+  /**
+   * Whether this replica tries to take the lock when it is free (or expired): on unless the balance
+   * of shards says this replica owns its share already. A held lock is renewed either way.
+   */
+  default void compete(boolean wanted) {}
+
+  /** Whether this replica tries to take the lock when it can; see {@link #compete}. */
+  default boolean competes() {
+    return true;
+  }
+
+  /**
+   * Gives the current holding up so that another replica can take the lock, and goes on as {@link
+   * #compete} says (call {@code compete(false)} first, or this replica may take it straight back).
+   * For the balance of shards, after the shard's jobs were handed back.
+   */
+  default void relinquish() {}
 }

@@ -2,6 +2,7 @@ package io.asyncjobs.lock;
 
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.config.Shards;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -18,8 +19,8 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
- * Builds the owner lock that {@code jobs.lock.mode} asks for and starts competing for it (except in
- * mode {@code none}, which never competes).
+ * Builds the owner locks that {@code jobs.lock.mode} asks for, one per shard, each competing from
+ * the moment it is first asked for (except in mode {@code none}, which never competes).
  */
 public class OwnerLockProducer {
 
@@ -27,8 +28,9 @@ public class OwnerLockProducer {
 
   @Produces
   @ApplicationScoped
-  OwnerLock ownerLock(
+  OwnerLocks ownerLocks(
       JobsConfig config,
+      Shards shards,
       MeterRegistry registry,
       AgroalDataSource dataSource,
       Instance<KubernetesClient> kubernetes,
@@ -41,57 +43,113 @@ public class OwnerLockProducer {
           "jobs.lock.renew-deadline must be shorter than jobs.lock.lease-duration");
     }
     String identity = Identity.of(lock);
-    AtomicReference<OwnerLock> self = new AtomicReference<>();
-    LockMetrics metrics =
-        new LockMetrics(
-            registry,
-            () -> self.get() != null && self.get().isOwner(),
-            () -> self.get() == null || self.get().status().competing());
+    // Balanced shards wait for the first round of the balance before they compete.
+    boolean competeAtOnce = shards.isUnsharded();
     if (lock.mode() == JobsConfig.Lock.Mode.NONE) {
       LOG.infof("Owner lock: none; %s processes no jobs", identity);
-      NoOwnerLock none = new NoOwnerLock(lock.name(), identity);
-      self.set(none);
-      return none;
+      return new OwnerLocks(
+          identity, key -> new NoOwnerLock(Shards.lockName(lock.name(), key), identity));
     }
     if (useKubernetes(lock.mode())) {
       KubernetesClient client = kubernetes.get();
-      String namespace =
-          lock.namespace()
-              .orElseGet(() -> Optional.ofNullable(client.getNamespace()).orElse("default"));
-      KubernetesOwnerLock lease =
-          new KubernetesOwnerLock(
-              electionClient(client, lock),
-              namespace,
-              lock.name(),
-              identity,
-              lock.leaseDuration(),
-              lock.renewDeadline(),
-              lock.retryPeriod(),
-              lock.takeoverMargin(),
-              holder -> Epochs.take(dataSource, lock.name(), holder),
-              metrics,
-              Clock.offset(Clock.systemUTC(), lock.wallClockOffset()),
-              System::nanoTime);
-      self.set(lease);
-      lease.start();
-      LOG.infof("Owner lock: Lease %s/%s, identity %s", namespace, lock.name(), identity);
-      return lease;
+      String namespace = namespaceOf(client, lock);
+      KubernetesClient election = electionClient(client, lock);
+      return new OwnerLocks(
+          identity,
+          key -> {
+            String name = Shards.lockName(lock.name(), key);
+            AtomicReference<OwnerLock> self = new AtomicReference<>();
+            KubernetesOwnerLock lease =
+                new KubernetesOwnerLock(
+                    election,
+                    namespace,
+                    name,
+                    identity,
+                    lock.leaseDuration(),
+                    lock.renewDeadline(),
+                    lock.retryPeriod(),
+                    lock.takeoverMargin(),
+                    holder -> Epochs.take(dataSource, name, holder),
+                    metrics(registry, key, self),
+                    Clock.offset(Clock.systemUTC(), lock.wallClockOffset()),
+                    System::nanoTime);
+            self.set(lease);
+            lease.compete(competeAtOnce);
+            lease.start();
+            LOG.infof("Owner lock: Lease %s/%s, identity %s", namespace, name, identity);
+            return lease;
+          });
     }
-    PostgresOwnerLock postgres =
-        new PostgresOwnerLock(
-            url,
-            user.orElse(null),
-            password.orElse(null),
-            lock.name(),
-            identity,
-            lock.renewDeadline(),
-            lock.retryPeriod(),
-            lock.takeoverMargin(),
-            metrics);
-    self.set(postgres);
-    postgres.start();
-    LOG.infof("Owner lock: PostgreSQL advisory lock, identity %s", identity);
-    return postgres;
+    return new OwnerLocks(
+        identity,
+        key -> {
+          String name = Shards.lockName(lock.name(), key);
+          AtomicReference<OwnerLock> self = new AtomicReference<>();
+          PostgresOwnerLock postgres =
+              new PostgresOwnerLock(
+                  url,
+                  user.orElse(null),
+                  password.orElse(null),
+                  lock.name(),
+                  name,
+                  identity,
+                  lock.renewDeadline(),
+                  lock.retryPeriod(),
+                  lock.takeoverMargin(),
+                  metrics(registry, key, self));
+          self.set(postgres);
+          postgres.compete(competeAtOnce);
+          postgres.start();
+          LOG.infof("Owner lock: PostgreSQL advisory lock %s, identity %s", name, identity);
+          return postgres;
+        });
+  }
+
+  /** Who is alive, for the balance of shards: read from the coordination store the locks use. */
+  @Produces
+  @ApplicationScoped
+  Members members(
+      JobsConfig config, AgroalDataSource dataSource, Instance<KubernetesClient> kubernetes) {
+    JobsConfig.Lock lock = config.lock();
+    String identity = Identity.of(lock);
+    if (lock.mode() == JobsConfig.Lock.Mode.NONE) {
+      return Members.alone(identity);
+    }
+    if (useKubernetes(lock.mode())) {
+      KubernetesClient client = kubernetes.get();
+      String namespace = namespaceOf(client, lock);
+      return new LeaseMembers(
+          electionClient(client, lock),
+          namespace,
+          lock.name() + "-members",
+          identity,
+          lock.leaseDuration(),
+          Clock.offset(Clock.systemUTC(), lock.wallClockOffset()),
+          System::nanoTime);
+    }
+    return new PostgresMembers(dataSource, lock.name(), identity);
+  }
+
+  /** The lock of the shard {@code all}: the one lock of the unsharded default. */
+  @Produces
+  @ApplicationScoped
+  OwnerLock ownerLock(OwnerLocks locks) {
+    return locks.primary();
+  }
+
+  private static LockMetrics metrics(
+      MeterRegistry registry, String shard, AtomicReference<OwnerLock> self) {
+    return new LockMetrics(
+        registry,
+        shard,
+        () -> self.get() != null && self.get().isOwner(),
+        () -> self.get() == null || self.get().status().competing());
+  }
+
+  /** The configured namespace, else the client's (the pod's own in a cluster), else default. */
+  private static String namespaceOf(KubernetesClient client, JobsConfig.Lock lock) {
+    return lock.namespace()
+        .orElseGet(() -> Optional.ofNullable(client.getNamespace()).orElse("default"));
   }
 
   /** {@code auto} means Kubernetes exactly when running in a pod (the API server is announced). */
@@ -120,7 +178,7 @@ public class OwnerLockProducer {
     return new KubernetesClientBuilder().withConfig(config).build();
   }
 
-  void release(@Disposes OwnerLock lock) {
-    lock.release();
+  void release(@Disposes OwnerLocks locks) {
+    locks.releaseAll();
   }
 }

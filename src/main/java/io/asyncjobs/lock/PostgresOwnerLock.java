@@ -105,6 +105,36 @@ public final class PostgresOwnerLock extends HeldLock {
         user,
         password,
         name,
+        name,
+        identity,
+        renewDeadline,
+        retryPeriod,
+        takeoverMargin,
+        metrics,
+        System::nanoTime);
+  }
+
+  /**
+   * As above, one of several shard locks whose names begin with {@code baseName}: their sessions
+   * name the replica among the {@link PostgresMembers} of that base name.
+   */
+  public PostgresOwnerLock(
+      String url,
+      String user,
+      String password,
+      String baseName,
+      String name,
+      String identity,
+      Duration renewDeadline,
+      Duration retryPeriod,
+      Duration takeoverMargin,
+      LockMetrics metrics) {
+    this(
+        url,
+        user,
+        password,
+        baseName,
+        name,
         identity,
         renewDeadline,
         retryPeriod,
@@ -117,6 +147,7 @@ public final class PostgresOwnerLock extends HeldLock {
       String url,
       String user,
       String password,
+      String baseName,
       String name,
       String identity,
       Duration renewDeadline,
@@ -137,7 +168,9 @@ public final class PostgresOwnerLock extends HeldLock {
     if (password != null) {
       connectionProperties.setProperty("password", password);
     }
-    connectionProperties.setProperty("ApplicationName", "async-jobs owner lock");
+    // The replicas' lock sessions are also how each one learns who is alive (PostgresMembers).
+    connectionProperties.setProperty(
+        "ApplicationName", PostgresMembers.applicationName(baseName, identity));
     connectionProperties.setProperty("tcpKeepAlive", "true");
     connectionProperties.setProperty("connectTimeout", "5");
     // A query that hangs longer than the deadline has lost the lock anyway.
@@ -237,6 +270,25 @@ public final class PostgresOwnerLock extends HeldLock {
     closeConnection();
   }
 
+  @Override
+  public synchronized void relinquish() {
+    if (released || !holding.held() || connection == null) {
+      return;
+    }
+    long epoch = holding.epoch();
+    try (PreparedStatement unlock = connection.prepareStatement("SELECT pg_advisory_unlock(?)")) {
+      unlock.setLong(1, key);
+      unlock.execute();
+      holding.lost(null);
+      LOG.infof("%s gave the lock %s up (epoch %d) for another replica", identity, name, epoch);
+    } catch (SQLException e) {
+      // Closing the session frees the lock as well.
+      holding.lost(null);
+      closeConnection();
+      LOG.infof("%s gave the lock %s up (epoch %d) by closing its session", identity, name, epoch);
+    }
+  }
+
   /** One try or confirmation; never throws, so the timer never stops. */
   synchronized void attempt() {
     if (released) {
@@ -250,7 +302,8 @@ public final class PostgresOwnerLock extends HeldLock {
       long sent = nanos.getAsLong();
       if (holding.held()) {
         confirm(sent);
-      } else {
+      } else if (wanted || holding.trust() != Trust.NONE) {
+        // A broken session of a holding not yet lapsed is taken back whatever the balance says.
         tryAcquire(sent);
       }
     } catch (SQLException e) {

@@ -4,7 +4,7 @@ import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.engine.EngineMetrics;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.engine.TickResult;
-import io.asyncjobs.lock.OwnerLock;
+import io.asyncjobs.lock.OwnerLocks;
 import io.asyncjobs.queue.Completion;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobStatus;
@@ -85,7 +85,7 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
   private final ServiceManager services;
   private final ConcurrentMap<String, KindMeters> kinds = new ConcurrentHashMap<>();
   private volatile boolean refreshFailing;
-  private final OwnerLock ownerLock;
+  private final OwnerLocks ownerLocks;
   private final Duration followerInterval;
   private volatile long lastRefreshNanos;
 
@@ -94,13 +94,13 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
       Clock clock,
       QueueDepths queueDepths,
       ServiceManager services,
-      OwnerLock ownerLock,
+      OwnerLocks ownerLocks,
       JobsConfig config) {
     this.registry = registry;
     this.clock = clock;
     this.queueDepths = queueDepths;
     this.services = services;
-    this.ownerLock = ownerLock;
+    this.ownerLocks = ownerLocks;
     this.followerInterval = config.followerGaugeInterval();
   }
 
@@ -174,7 +174,7 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
       concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
   public void refreshQueueGauges() {
     long nowNanos = System.nanoTime();
-    if (!ownerLock.isOwner()
+    if (ownerLocks.all().values().stream().noneMatch(lock -> lock.isOwner())
         && lastRefreshNanos != 0
         && nowNanos - lastRefreshNanos < followerInterval.toNanos()) {
       return;

@@ -1,6 +1,7 @@
 package io.asyncjobs.queue;
 
 import io.agroal.api.AgroalDataSource;
+import io.asyncjobs.config.Shards;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.time.Clock;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -43,6 +44,9 @@ public class JobQueue {
    */
   public static final String FROM_HEAD = ":head";
 
+  /** Separates the kind from the shard in a wake-up payload: {@code zip/zip-3}. */
+  public static final String SHARD_SEPARATOR = "/";
+
   /** Largest page {@link #listJobs} returns. */
   public static final int MAX_PAGE_SIZE = 500;
 
@@ -62,18 +66,39 @@ public class JobQueue {
   private static final String NOTIFY_IF_QUEUE_WAS_EMPTY =
       " SELECT pg_notify('"
           + ENQUEUED_CHANNEL
-          + "', i.kind) FROM (SELECT DISTINCT kind FROM inserted) i"
-          + " WHERE NOT EXISTS (SELECT 1 FROM jobs p WHERE p.kind = i.kind AND p.status = 'pending')";
+          + "', "
+          + wakePayload("i")
+          + ") FROM (SELECT DISTINCT kind, shard FROM inserted) i"
+          + " WHERE NOT EXISTS (SELECT 1 FROM jobs p"
+          + "   WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending')";
+
+  /**
+   * The wake-up payload of the rows {@code alias} names: the kind, and {@code /shard} after it when
+   * the shard is not {@link Shards#ALL} (so that the default's payload is the kind alone, as before
+   * shards).
+   */
+  private static String wakePayload(String alias) {
+    return alias
+        + ".kind || CASE WHEN "
+        + alias
+        + ".shard = '"
+        + Shards.ALL
+        + "' THEN '' ELSE '"
+        + SHARD_SEPARATOR
+        + "' || "
+        + alias
+        + ".shard END";
+  }
 
   /** JobInsertOne: adds one pending job and notifies the owner in the same round trip. */
   private static final String JOB_INSERT_ONE =
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
-          + "                   created_at, updated_at, expires_at)"
+          + "                   created_at, updated_at, expires_at, shard)"
           + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + ")"
-          + " RETURNING kind)"
+          + ", ?)"
+          + " RETURNING kind, shard)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
 
   /**
@@ -84,18 +109,20 @@ public class JobQueue {
   private static final String JOB_INSERT_IDEMPOTENT =
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
-          + "                   created_at, updated_at, expires_at, idempotency_key)"
+          + "                   created_at, updated_at, expires_at, shard, idempotency_key)"
           + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + ", ?)"
+          + ", ?, ?)"
           + " ON CONFLICT (owner_kind, owner_id, idempotency_key)"
           + "   WHERE idempotency_key IS NOT NULL DO NOTHING"
-          + " RETURNING uid, kind)"
+          + " RETURNING uid, kind, shard)"
           + " SELECT i.uid, CASE WHEN NOT EXISTS (SELECT 1 FROM jobs p"
-          + "   WHERE p.kind = i.kind AND p.status = 'pending')"
+          + "   WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending')"
           + "   THEN pg_notify('"
           + ENQUEUED_CHANNEL
-          + "', i.kind) END FROM inserted i";
+          + "', "
+          + wakePayload("i")
+          + ") END FROM inserted i";
 
   /** JobGetByIdempotencyKey: the job an owner enqueued with a key. */
   private static final String JOB_GET_BY_IDEMPOTENCY_KEY =
@@ -105,13 +132,14 @@ public class JobQueue {
   private static final String JOB_INSERT_MANY =
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
-          + "                   created_at, updated_at, expires_at)"
+          + "                   created_at, updated_at, expires_at, shard)"
           + " SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + "   FROM unnest(?::uuid[], ?::text[], ?::text[]) WITH ORDINALITY"
-          + "        AS n(uid, payload, preferred_name, ord)"
+          + "      , n.shard"
+          + "   FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[]) WITH ORDINALITY"
+          + "        AS n(uid, payload, preferred_name, shard, ord)"
           + "  ORDER BY n.ord"
-          + " RETURNING kind)"
+          + " RETURNING kind, shard)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
 
   /**
@@ -124,23 +152,26 @@ public class JobQueue {
       """
       WITH inserted AS (
         INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,
-                          created_at, updated_at, expires_at, idempotency_key)
+                          created_at, updated_at, expires_at, idempotency_key, shard)
         SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?,\s"""
           + SettingsStore.EFFECTIVE_RETENTION_END
           + """
-      , n.idempotency_key
-          FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[]) WITH ORDINALITY
-               AS n(uid, payload, preferred_name, idempotency_key, ord)
+      , n.idempotency_key, n.shard
+          FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[]) WITH ORDINALITY
+               AS n(uid, payload, preferred_name, idempotency_key, shard, ord)
          ORDER BY n.ord
         ON CONFLICT (owner_kind, owner_id, idempotency_key)
            WHERE idempotency_key IS NOT NULL DO NOTHING
-        RETURNING uid, kind),
+        RETURNING uid, kind, shard),
       notified AS (
         SELECT pg_notify('"""
           + ENQUEUED_CHANNEL
+          + "', "
+          + wakePayload("i")
           + """
-      ', i.kind) FROM (SELECT DISTINCT kind FROM inserted) i
-         WHERE NOT EXISTS (SELECT 1 FROM jobs p WHERE p.kind = i.kind AND p.status = 'pending'))
+      ) FROM (SELECT DISTINCT kind, shard FROM inserted) i
+         WHERE NOT EXISTS (SELECT 1 FROM jobs p
+                            WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending'))
       SELECT uid, (SELECT count(*) FROM notified) FROM inserted
       """;
 
@@ -192,12 +223,14 @@ public class JobQueue {
           + "        cancel_requested = false, updated_at = ?, expires_at = "
           + SettingsStore.EFFECTIVE_RETENTION_END
           + "  WHERE uid = ? AND status = 'failed'"
-          + " RETURNING kind)"
-          + " SELECT kind, pg_notify('"
+          + " RETURNING kind, shard)"
+          + " SELECT r.kind, pg_notify('"
           + ENQUEUED_CHANNEL
-          + "', kind || '"
+          + "', "
+          + wakePayload("r")
+          + " || '"
           + FROM_HEAD
-          + "') FROM retried";
+          + "'), r.shard FROM retried r";
 
   /** JobGetKind: the kind of one job, by its uid. */
   private static final String JOB_GET_KIND = "SELECT kind FROM jobs WHERE uid = ?";
@@ -227,14 +260,17 @@ public class JobQueue {
   private final AgroalDataSource dataSource;
   private final Event<JobsEnqueued> enqueued;
   private final QueueMetrics metrics;
+  private final Shards shards;
 
   JobQueue(
       SettingsStore settings,
       Clock clock,
       AgroalDataSource dataSource,
       Event<JobsEnqueued> enqueued,
-      QueueMetrics metrics) {
+      QueueMetrics metrics,
+      Shards shards) {
     this.settings = settings;
+    this.shards = shards;
     this.clock = clock;
     this.dataSource = dataSource;
     this.enqueued = enqueued;
@@ -264,13 +300,13 @@ public class JobQueue {
     UUID uid = JobIds.next();
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_INSERT_ONE)) {
-      bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
+      String shard = bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
       ps.execute();
+      metrics.enqueued(kind, 1);
+      enqueued.fire(new JobsEnqueued(kind, shard, false));
     } catch (SQLException e) {
       throw new IllegalStateException("could not enqueue a job of kind " + kind, e);
     }
-    metrics.enqueued(kind, 1);
-    enqueued.fire(new JobsEnqueued(kind));
     return uid;
   }
 
@@ -317,12 +353,12 @@ public class JobQueue {
     UUID uid = JobIds.next();
     try (Connection c = dataSource.getConnection()) {
       try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_IDEMPOTENT)) {
-        bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
-        ps.setString(12, idempotencyKey);
+        String shard = bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
+        ps.setString(13, idempotencyKey);
         try (ResultSet rs = ps.executeQuery()) {
           if (rs.next()) {
             metrics.enqueued(kind, 1);
-            enqueued.fire(new JobsEnqueued(kind));
+            enqueued.fire(new JobsEnqueued(kind, shard, false));
             return Optional.of(new Enqueued(uid, true));
           }
         }
@@ -342,8 +378,13 @@ public class JobQueue {
     }
   }
 
-  /** Binds the eleven leading parameters JobInsertOne and JobInsertIdempotent share. */
-  private void bindNewJob(
+  /**
+   * Binds the twelve leading parameters JobInsertOne and JobInsertIdempotent share, the job's shard
+   * last.
+   *
+   * @return the job's shard
+   */
+  private String bindNewJob(
       PreparedStatement ps,
       UUID uid,
       String kind,
@@ -363,9 +404,15 @@ public class JobQueue {
     ps.setObject(7, created);
     ps.setObject(8, created);
     bindRetentionEnd(ps, 9, kind, now);
+    String shard = shards.shardOf(kind, uid);
+    ps.setString(12, shard);
+    return shard;
   }
 
-  /** Binds the eleven leading parameters JobInsertMany and JobInsertBatch share. */
+  /**
+   * Binds the eleven leading parameters JobInsertMany and JobInsertBatch share; each one's array of
+   * shards, which comes after, is {@link #shardsOf}.
+   */
   private void bindNewJobs(
       Connection c,
       PreparedStatement ps,
@@ -387,6 +434,25 @@ public class JobQueue {
     ps.setArray(9, c.createArrayOf("uuid", uids));
     ps.setArray(10, c.createArrayOf("text", payloads));
     ps.setArray(11, c.createArrayOf("text", names));
+  }
+
+  /** The shard of each new job of {@code kind}, in the order of {@code uids}. */
+  private String[] shardsOf(String kind, UUID[] uids) {
+    String[] keys = new String[uids.length];
+    for (int i = 0; i < uids.length; i++) {
+      keys[i] = shards.shardOf(kind, uids[i]);
+    }
+    return keys;
+  }
+
+  /** The shard all of {@code keys} are in, or null when they span several. */
+  private static String commonShard(String[] keys) {
+    for (String key : keys) {
+      if (!key.equals(keys[0])) {
+        return null;
+      }
+    }
+    return keys[0];
   }
 
   /**
@@ -434,13 +500,15 @@ public class JobQueue {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_INSERT_MANY)) {
       bindNewJobs(c, ps, kind, ownerKind, ownerId, uids, payloads, names);
+      String[] keys = shardsOf(kind, uids);
+      ps.setArray(12, c.createArrayOf("text", keys));
       ps.execute();
+      metrics.enqueued(kind, uids.length);
+      enqueued.fire(new JobsEnqueued(kind, commonShard(keys), false));
     } catch (SQLException e) {
       throw new IllegalStateException(
           "could not enqueue " + uids.length + " job(s) of kind " + kind, e);
     }
-    metrics.enqueued(kind, uids.length);
-    enqueued.fire(new JobsEnqueued(kind));
   }
 
   /**
@@ -558,7 +626,7 @@ public class JobQueue {
         int created = (int) outcomes.stream().filter(BatchOutcome::created).count();
         if (created > 0) {
           metrics.enqueued(kind, created);
-          enqueued.fire(new JobsEnqueued(kind));
+          enqueued.fire(new JobsEnqueued(kind, null, false));
         }
         return outcomes;
       }
@@ -586,6 +654,7 @@ public class JobQueue {
         try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_BATCH)) {
           bindNewJobs(c, ps, kind, ownerKind, ownerId, uids, payloads, names);
           ps.setArray(12, c.createArrayOf("text", keys));
+          ps.setArray(13, c.createArrayOf("text", shardsOf(kind, uids)));
           try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
               inserted.add(rs.getObject(1, UUID.class));
@@ -684,6 +753,7 @@ public class JobQueue {
   public boolean retryJob(UUID uid) {
     Instant now = clock.now();
     String kind = null;
+    String shard;
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_RETRY_ONE)) {
       kind = kindOf(c, uid);
@@ -697,12 +767,13 @@ public class JobQueue {
         if (!rs.next()) {
           return false;
         }
+        shard = rs.getString(3);
       }
     } catch (SQLException e) {
       throw new IllegalStateException("could not retry job " + uid, e);
     }
     metrics.retried(kind);
-    enqueued.fire(new JobsEnqueued(kind, true));
+    enqueued.fire(new JobsEnqueued(kind, shard, true));
     return true;
   }
 

@@ -258,7 +258,7 @@ class EngineFaultsTest {
     int killed =
         db.query(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                    + " WHERE application_name = 'async-jobs owner lock'")
+                    + " WHERE application_name LIKE 'async-jobs:%'")
             .size();
     assertThat(killed).isEqualTo(1);
     awaitTrue(() -> realLock.isOwner() && realLock.epoch() > before, Duration.ofSeconds(10));
@@ -294,7 +294,7 @@ class EngineFaultsTest {
     long before = realLock.epoch();
     db.query(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            + " WHERE application_name = 'async-jobs owner lock'");
+            + " WHERE application_name LIKE 'async-jobs:%'");
     awaitTrue(() -> realLock.isOwner() && realLock.epoch() > before, Duration.ofSeconds(10));
     db.update("UPDATE jobs SET epoch = ? WHERE uid = ?", realLock.epoch(), uid);
 
@@ -325,7 +325,7 @@ class EngineFaultsTest {
 
     db.query(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            + " WHERE application_name = 'async-jobs owner lock'");
+            + " WHERE application_name LIKE 'async-jobs:%'");
     awaitTrue(() -> realLock.isOwner() && realLock.epoch() > claimedUnder, Duration.ofSeconds(10));
     long adoptedUnder = realLock.epoch();
     assertThat(service.runOnce().adopted()).isEqualTo(1);

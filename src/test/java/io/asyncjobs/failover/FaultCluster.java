@@ -181,7 +181,7 @@ final class FaultCluster implements AutoCloseable {
                 "SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l"
                     + " JOIN pg_stat_activity a ON a.pid = l.pid"
                     + " WHERE l.locktype = 'advisory' AND l.granted"
-                    + " AND a.application_name = 'async-jobs owner lock'")) {
+                    + " AND a.application_name LIKE 'async-jobs:%'")) {
       rs.next();
       return rs.getInt(1);
     }

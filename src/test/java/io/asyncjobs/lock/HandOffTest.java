@@ -25,17 +25,19 @@ class HandOffTest {
   @Test
   void shouldAnnounceTheReleaseOnlyWhenThisReplicaWasTheOwner() throws Exception {
     RecordingLock lock = new RecordingLock();
-    HandOff handOff = new HandOff(lock, notifier);
+    OwnerLocks locks = OwnerLocks.of(lock);
+    locks.primary();
+    HandOff handOff = new HandOff(locks, notifier);
     try (Connection listener = db.dataSource().getConnection()) {
       try (Statement s = listener.createStatement()) {
         s.execute("LISTEN " + OwnerLock.RELEASED_CHANNEL);
       }
       try {
-        handOff.release(false);
+        handOff.releaseAll(false);
         assertThat(lock.released.get()).isEqualTo(1);
         assertThat(notifications(listener, 300)).as("not the owner: nothing to announce").isEmpty();
 
-        handOff.release(true);
+        handOff.releaseAll(true);
         assertThat(lock.released.get()).isEqualTo(2);
         assertThat(notifications(listener, 5_000))
             .as("the owner's release, announced with its identity")
@@ -49,15 +51,20 @@ class HandOffTest {
   }
 
   @Test
-  void shouldTryForTheLockAtOnceWhenAnotherReplicaAnnouncesItsRelease() {
-    RecordingLock lock = new RecordingLock();
-    HandOff handOff = new HandOff(lock, notifier);
+  void shouldTryForEveryLockAtOnceWhenAnotherReplicaAnnouncesItsRelease() {
+    RecordingLock all = new RecordingLock();
+    RecordingLock zip = new RecordingLock();
+    OwnerLocks locks = new OwnerLocks(RecordingLock.IDENTITY, key -> key.equals("zip") ? zip : all);
+    locks.primary();
+    locks.forShard("zip");
+    HandOff handOff = new HandOff(locks, notifier);
     assertThat(handOff.channel()).isEqualTo(OwnerLock.RELEASED_CHANNEL);
 
     handOff.notified("replica-b");
 
-    assertThat(lock.attempts.get()).isEqualTo(1);
-    assertThat(lock.released.get()).isZero();
+    assertThat(all.attempts.get()).isEqualTo(1);
+    assertThat(zip.attempts.get()).as("a released shard may be any of them").isEqualTo(1);
+    assertThat(all.released.get() + zip.released.get()).isZero();
   }
 
   /** The payloads on the listened channels within {@code millis} (stops at the first batch). */

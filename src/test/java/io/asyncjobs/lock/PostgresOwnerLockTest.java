@@ -113,6 +113,79 @@ class PostgresOwnerLockTest {
     }
   }
 
+  @Test
+  void shouldTakeAFreeLockOnlyWhileItCompetes() throws Exception {
+    PostgresOwnerLock a = paused("a");
+
+    Thread.sleep(300); // several retry periods
+    assertThat(a.isOwner()).as("not competing: the free lock stays free").isFalse();
+
+    a.compete(true);
+    awaitTrue(a::isOwner, Duration.ofSeconds(2));
+  }
+
+  @Test
+  void shouldGiveTheLockUpForAnotherReplicaAndNotTakeItBack() throws Exception {
+    PostgresOwnerLock a = candidate("a", Duration.ofMillis(50));
+    PostgresOwnerLock b = candidate("b", Duration.ofMillis(50));
+    long first = a.epoch();
+
+    a.compete(false);
+    a.relinquish();
+
+    assertThat(a.trust()).isEqualTo(Trust.NONE);
+    awaitTrue(b::isOwner, Duration.ofSeconds(2));
+    assertThat(b.epoch()).isGreaterThan(first);
+    b.compete(false);
+    b.relinquish();
+    Thread.sleep(300);
+    assertThat(a.isOwner() || b.isOwner()).as("neither competes: nobody takes it").isFalse();
+    assertThat(a.status().competing()).as("attempts go on, for the health check").isTrue();
+  }
+
+  @Test
+  void shouldListEveryReplicaWithALockSessionAsAMember() throws Exception {
+    PostgresOwnerLock a = paused("replica-a");
+    PostgresOwnerLock b = paused("replica-b");
+    PostgresMembers seenByA = new PostgresMembers(db.dataSource(), name, "replica-a");
+    awaitTrue(() -> live(seenByA).size() == 2, Duration.ofSeconds(5));
+    assertThat(live(seenByA))
+        .containsExactlyInAnyOrder(
+            seenByA.self(), PostgresMembers.applicationName(name, "replica-b"));
+    assertThat(new PostgresMembers(db.dataSource(), name + "-other", "x").live())
+        .as("another deployment's locks are not its members")
+        .containsExactly(PostgresMembers.applicationName(name + "-other", "x"));
+
+    b.release();
+    awaitTrue(() -> live(seenByA).size() == 1, Duration.ofSeconds(5));
+    assertThat(a.isOwner()).isFalse();
+  }
+
+  @Test
+  void shouldKeepALongIdentityWithinPostgresLimitAndDistinct() {
+    String longA = "async-jobs-" + "x".repeat(60) + "-a";
+    String longB = "async-jobs-" + "x".repeat(60) + "-b";
+    assertThat(PostgresMembers.applicationName(name, longA)).hasSizeLessThanOrEqualTo(63);
+    assertThat(PostgresMembers.applicationName(name, longA))
+        .isNotEqualTo(PostgresMembers.applicationName(name, longB));
+  }
+
+  private static java.util.Set<String> live(PostgresMembers members) {
+    try {
+      return members.live();
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A candidate that does not compete until told to. */
+  private PostgresOwnerLock paused(String identity) {
+    PostgresOwnerLock lock = unstarted(identity, Duration.ofMillis(50));
+    lock.compete(false);
+    lock.start();
+    return lock;
+  }
+
   /** Terminates the session holding the advisory lock of {@code lockName}; returns how many. */
   private int killSessionOf(String lockName) {
     return db.query(
@@ -146,20 +219,23 @@ class PostgresOwnerLockTest {
   }
 
   private PostgresOwnerLock candidate(String identity, Duration retryPeriod) {
-    PostgresOwnerLock lock =
-        track(
-            new PostgresOwnerLock(
-                url,
-                "postgres",
-                "",
-                name,
-                identity,
-                Duration.ofSeconds(10),
-                retryPeriod,
-                Duration.ofSeconds(1),
-                LockMetrics.none()));
+    PostgresOwnerLock lock = unstarted(identity, retryPeriod);
     lock.start();
     return lock;
+  }
+
+  private PostgresOwnerLock unstarted(String identity, Duration retryPeriod) {
+    return track(
+        new PostgresOwnerLock(
+            url,
+            "postgres",
+            "",
+            name,
+            identity,
+            Duration.ofSeconds(10),
+            retryPeriod,
+            Duration.ofSeconds(1),
+            LockMetrics.none()));
   }
 
   private PostgresOwnerLock track(PostgresOwnerLock lock) {

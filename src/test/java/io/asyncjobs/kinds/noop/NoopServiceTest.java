@@ -108,7 +108,7 @@ class NoopServiceTest {
 
       db.query(
           "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-              + " WHERE application_name = 'async-jobs owner lock'");
+              + " WHERE application_name LIKE 'async-jobs:%'");
       awaitTrue(() -> lock.isOwner() && lock.epoch() > claimedUnder, Duration.ofSeconds(10));
       assertThat(noop.runOnce().adopted()).as("the owner keeps the job it still runs").isEqualTo(1);
       db.update("DROP TRIGGER refuse_end ON noop_executions");

@@ -1,0 +1,150 @@
+package io.asyncjobs.engine;
+
+import io.asyncjobs.lock.Members;
+import io.asyncjobs.lock.OwnerLock;
+import io.asyncjobs.lock.OwnerLocks;
+import io.asyncjobs.lock.Trust;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
+import org.jboss.logging.Logger;
+
+/**
+ * Spreads the shards evenly over the live replicas. Every round (each retry period) it says this
+ * replica is alive, reads who else is, and works out this replica's target: the live replicas in
+ * name order each get {@code shards / live} shards, and the first {@code shards % live} of them one
+ * more, so the targets add up to the shards and no replica's exceeds ceil(shards / live). A replica
+ * over its target hands the extras over (those it took last), with the same graceful handover as a
+ * shutdown: claiming stops, running jobs get the handover grace, the rest go back to pending
+ * without a retry, then the lock is given up and the release announced. A replica under its target
+ * competes for every shard it does not hold; one at its target competes for none. Two replicas
+ * under target may both take a free shard in one round; the one over its target then hands its
+ * newest back.
+ *
+ * <p>With the unsharded default there is one lock and nothing to balance: this never runs.
+ */
+final class ShardBalancer {
+
+  private static final Logger LOG = Logger.getLogger(ShardBalancer.class);
+
+  private final Members members;
+  private final OwnerLocks locks;
+  private final Runnable announce;
+  private final Supplier<List<String>> shards;
+  private final ShardHandOver handOver;
+
+  /**
+   * Hands one shard's jobs back (every kind's runner of it), runs {@code whileDrained} while no
+   * runner of the shard may claim, and returns how many jobs went back to pending.
+   */
+  @FunctionalInterface
+  interface ShardHandOver {
+    int handOver(String shard, Runnable whileDrained);
+  }
+
+  /** What the last round saw; for the admin view and the logs. */
+  private volatile Round last;
+
+  /**
+   * @param live how many replicas the round saw alive
+   * @param target how many shards this replica should own
+   * @param owned the shards it owned after the round
+   */
+  record Round(int live, int target, List<String> owned) {}
+
+  ShardBalancer(
+      Members members,
+      OwnerLocks locks,
+      Runnable announce,
+      Supplier<List<String>> shards,
+      ShardHandOver handOver) {
+    this.members = members;
+    this.locks = locks;
+    this.announce = announce;
+    this.shards = shards;
+    this.handOver = handOver;
+  }
+
+  /** One round; never throws. */
+  void balance() {
+    Set<String> live;
+    try {
+      members.beat();
+      live = members.live();
+    } catch (Exception e) {
+      // Without a view of the others, keep what is owned and the competition as it is.
+      LOG.debugf("Could not read the live replicas; the shards stay as they are: %s", e);
+      return;
+    }
+    List<String> keys = shards.get().stream().distinct().sorted().toList();
+    if (keys.isEmpty()) {
+      return;
+    }
+    int target = targetOf(members.self(), live, keys.size());
+    List<String> owned = new ArrayList<>();
+    for (String key : keys) {
+      if (locks.forShard(key).trust() != Trust.NONE) {
+        owned.add(key);
+      }
+    }
+    if (owned.size() > target) {
+      List<String> newestFirst =
+          owned.stream()
+              .sorted(Comparator.comparing((String key) -> since(locks.forShard(key))).reversed())
+              .toList();
+      for (String key : newestFirst.subList(0, owned.size() - target)) {
+        giveUp(key, live.size(), target);
+        owned.remove(key);
+      }
+    }
+    boolean wantMore = owned.size() < target;
+    for (String key : keys) {
+      if (!owned.contains(key)) {
+        locks.forShard(key).compete(wantMore);
+      }
+    }
+    Round now = new Round(live.size(), target, List.copyOf(owned));
+    Round before = last;
+    last = now;
+    if (before == null || before.live() != now.live() || before.target() != now.target()) {
+      LOG.infof(
+          "%d replica(s) alive: this one's share is %d of %d shard(s); it owns %s",
+          live.size(), target, keys.size(), owned);
+    }
+  }
+
+  /**
+   * The number of shards {@code self} should own: {@code shards / live} each, one more for the
+   * first {@code shards % live} replicas in name order.
+   */
+  static int targetOf(String self, Set<String> live, int shards) {
+    List<String> sorted = live.stream().sorted().toList();
+    int index = sorted.indexOf(self);
+    int n = sorted.size();
+    return shards / n + (index >= 0 && index < shards % n ? 1 : 0);
+  }
+
+  private void giveUp(String key, int live, int target) {
+    OwnerLock lock = locks.forShard(key);
+    lock.compete(false);
+    int released = handOver.handOver(key, lock::relinquish);
+    announce.run();
+    LOG.infof(
+        "Handed shard %s over to balance %d replica(s) (this one's share: %d); %d job(s) went"
+            + " back to pending",
+        key, live, target, released);
+  }
+
+  private static Instant since(OwnerLock lock) {
+    Instant since = lock.status().since();
+    return since == null ? Instant.EPOCH : since;
+  }
+
+  /** What the last round saw, or null before the first. */
+  Round last() {
+    return last;
+  }
+}

@@ -1,0 +1,174 @@
+package io.asyncjobs.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.asyncjobs.lock.LockMetrics;
+import io.asyncjobs.lock.OwnerLock;
+import io.asyncjobs.lock.OwnerLocks;
+import io.asyncjobs.lock.PostgresMembers;
+import io.asyncjobs.lock.PostgresOwnerLock;
+import io.asyncjobs.lock.Trust;
+import io.asyncjobs.testing.Database;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.IntStream;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Replicas in this process, each with advisory locks of its own for ten shards, balanced by the
+ * members their lock sessions show: the shards spread evenly, a replica that goes away leaves its
+ * shards to the others, and one that joins takes its share.
+ */
+@QuarkusTest
+class ShardBalancerTest {
+
+  @Inject Database db;
+
+  @ConfigProperty(name = "quarkus.datasource.jdbc.url")
+  String url;
+
+  private final String base = "bal-" + UUID.randomUUID().toString().substring(0, 8);
+  private final List<String> shards = IntStream.range(0, 10).mapToObj(i -> "kind-" + i).toList();
+  private final List<Replica> replicas = new ArrayList<>();
+
+  @AfterEach
+  void stopAll() {
+    replicas.forEach(r -> r.locks.releaseAll());
+  }
+
+  @Test
+  void shouldGiveEachReplicaTheSharesOfItsNameOrder() {
+    Set<String> live = Set.of("b", "a", "c");
+    assertThat(ShardBalancer.targetOf("a", live, 10)).isEqualTo(4);
+    assertThat(ShardBalancer.targetOf("b", live, 10)).isEqualTo(3);
+    assertThat(ShardBalancer.targetOf("c", live, 10)).isEqualTo(3);
+    assertThat(ShardBalancer.targetOf("a", Set.of("a"), 10)).isEqualTo(10);
+    assertThat(ShardBalancer.targetOf("d", Set.of("a", "b", "c", "d"), 3)).isZero();
+  }
+
+  @Test
+  void shouldSpreadTheShardsEvenlyAndMoveThemWhenReplicasComeAndGo() throws Exception {
+    Replica a = replica("replica-a");
+    Replica b = replica("replica-b");
+    Replica c = replica("replica-c");
+
+    Map<String, Integer> spread = settle(List.of(a, b, c));
+    assertThat(spread.values()).containsExactlyInAnyOrder(4, 3, 3);
+
+    Replica d = replica("replica-d");
+    spread = settle(List.of(a, b, c, d));
+    assertThat(spread.values()).containsExactlyInAnyOrder(3, 3, 2, 2);
+
+    b.locks.releaseAll(); // it stops: its sessions, and so its membership, end with it
+    replicas.remove(b);
+    spread = settle(List.of(a, c, d));
+    assertThat(spread.values()).containsExactlyInAnyOrder(4, 3, 3);
+  }
+
+  /**
+   * Runs rounds on every replica until each shard is owned by exactly one and no round changes
+   * anything; returns how many shards each owns.
+   */
+  private Map<String, Integer> settle(List<Replica> group) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    Map<String, Integer> last = null;
+    int stable = 0;
+    while (System.nanoTime() < deadline) {
+      for (Replica r : group) {
+        r.balancer.balance();
+      }
+      Thread.sleep(150); // the locks attempt every 50 ms
+      Map<String, Integer> now = new HashMap<>();
+      boolean once = true;
+      for (String shard : shards) {
+        int owners = 0;
+        for (Replica r : group) {
+          if (r.locks.forShard(shard).trust() != Trust.NONE) {
+            owners++;
+          }
+        }
+        once &= owners == 1;
+      }
+      for (Replica r : group) {
+        now.put(r.name, r.owned());
+      }
+      stable = once && now.equals(last) ? stable + 1 : 0;
+      last = now;
+      if (stable >= 3) {
+        for (Replica r : group) {
+          assertThat(r.owned())
+              .isLessThanOrEqualTo((shards.size() + group.size() - 1) / group.size());
+        }
+        return now;
+      }
+    }
+    throw new AssertionError("the shards did not settle within 30 s: " + last);
+  }
+
+  private Replica replica(String name) {
+    Replica r = new Replica(name);
+    replicas.add(r);
+    return r;
+  }
+
+  private final class Replica {
+    final String name;
+    final OwnerLocks locks;
+    final ShardBalancer balancer;
+
+    Replica(String name) {
+      this.name = name;
+      this.locks =
+          new OwnerLocks(
+              name,
+              key -> {
+                PostgresOwnerLock lock =
+                    new PostgresOwnerLock(
+                        url,
+                        "postgres",
+                        "",
+                        base,
+                        base + "-" + key,
+                        name,
+                        Duration.ofSeconds(10),
+                        Duration.ofMillis(50),
+                        Duration.ofSeconds(1),
+                        LockMetrics.none());
+                lock.compete(false);
+                lock.start();
+                return lock;
+              });
+      shards.forEach(locks::forShard); // every session open: the replica is a member
+      PostgresMembers members = new PostgresMembers(db.dataSource(), base, name);
+      this.balancer =
+          new ShardBalancer(
+              members,
+              locks,
+              () -> replicas.forEach(r -> r.locks.all().values().forEach(OwnerLock::attemptSoon)),
+              () -> shards,
+              (shard, whileDrained) -> {
+                whileDrained.run();
+                return 0;
+              });
+    }
+
+    int owned() {
+      int n = 0;
+      for (String shard : shards) {
+        if (locks.forShard(shard).trust() != Trust.NONE) {
+          n++;
+        }
+      }
+      return n;
+    }
+  }
+}
