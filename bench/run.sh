@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks. Usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers
+# Benchmarks. Usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards
 #
 # Each suite starts its own PostgreSQL on loopback (Debian's postgresql-15 binaries; installed with
 # apt when missing), measures a reference on that same machine, then runs the benchmark and prints
@@ -19,13 +19,14 @@
 #           512 MiB tree, against the memory limit in k8s/base/deployment.yaml.
 #   kinds   each kind against the everyday tool a user would run instead (bench/kinds.sh).
 #   peers   the engine beside other PostgreSQL job queues (bench/peers.sh).
+#   shards  waiting and CPU-bound jobs drained by 1, 2 and 3 replicas sharing shards (bench/shards.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 suite=${1:-engine}
 case "$suite" in
-  engine | http | enqueue | zip | memory | scale | kinds | peers) ;;
-  *) echo "usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers" >&2; exit 2 ;;
+  engine | http | enqueue | zip | memory | scale | kinds | peers | shards) ;;
+  *) echo "usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards" >&2; exit 2 ;;
 esac
 
 # Installs Debian package $1 with apt when the executable $2 is missing.
@@ -860,6 +861,7 @@ case "$suite" in
   kinds) . bench/kinds.sh ;;
   peers) . bench/peers.sh ;;
   enqueue) . bench/enqueue.sh ;;
+  shards) . bench/shards.sh ;;
 esac
 
 "suite_$suite"

@@ -45,6 +45,9 @@ final class ShardBalancer {
     int handOver(String shard, Runnable whileDrained);
   }
 
+  /** The last failure to read the members, so that a streak is logged once. */
+  private String lastError;
+
   /** What the last round saw; for the admin view and the logs. */
   private volatile Round last;
 
@@ -76,8 +79,18 @@ final class ShardBalancer {
       live = members.live();
     } catch (Exception e) {
       // Without a view of the others, keep what is owned and the competition as it is.
-      LOG.debugf("Could not read the live replicas; the shards stay as they are: %s", e);
+      String message = String.valueOf(e);
+      if (!message.equals(lastError)) {
+        lastError = message;
+        LOG.warnf("Could not read the live replicas; the shards stay as they are: %s", message);
+      } else {
+        LOG.debugf("Could not read the live replicas again: %s", message);
+      }
       return;
+    }
+    if (lastError != null) {
+      lastError = null;
+      LOG.info("The live replicas can be read again");
     }
     List<String> keys = shards.get().stream().distinct().sorted().toList();
     if (keys.isEmpty()) {

@@ -24,7 +24,11 @@ abstract class HeldLock implements OwnerLock {
 
   @Override
   public void compete(boolean wanted) {
+    boolean was = this.wanted;
     this.wanted = wanted;
+    if (wanted && !was) {
+      attemptSoon(); // a shard the balance now wants is tried at once, not a retry period later
+    }
   }
 
   @Override

@@ -58,10 +58,24 @@ public final class LeaseMembers implements Members {
     this.client = client;
     this.namespace = namespace;
     this.name = name;
-    this.self = identity;
+    this.self = memberName(identity);
     this.leaseDuration = leaseDuration;
     this.wallClock = wallClock;
     this.nanos = nanos;
+  }
+
+  /**
+   * The name part of a member's annotation key: the identity when it is a valid one (at most 63
+   * characters of letters, digits, {@code -_.}, beginning and ending with a letter or digit), else
+   * a valid prefix of it and a hash of the whole.
+   */
+  static String memberName(String identity) {
+    if (identity.matches("[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")) {
+      return identity;
+    }
+    String hash = String.format("%08x", identity.hashCode() & 0xffffffffL);
+    String cleaned = identity.replaceAll("[^-A-Za-z0-9_.]", "-").replaceAll("^[^A-Za-z0-9]+", "");
+    return cleaned.substring(0, Math.min(cleaned.length(), 63 - 9)) + "-" + hash;
   }
 
   @Override
@@ -117,8 +131,8 @@ public final class LeaseMembers implements Members {
     Map<String, String> stale = new HashMap<>();
     Set<String> present = new HashSet<>();
     for (Map.Entry<String, String> e : annotations.entrySet()) {
-      if (!e.getKey().startsWith(KEY_PREFIX)) {
-        continue;
+      if (!e.getKey().startsWith(KEY_PREFIX) || e.getValue() == null || e.getValue().isEmpty()) {
+        continue; // not a member's, or one removed (a server may keep a nulled key as empty)
       }
       String member = e.getKey().substring(KEY_PREFIX.length());
       present.add(member);

@@ -9,8 +9,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.config.Shards;
 import io.asyncjobs.lock.Identity;
 import io.asyncjobs.lock.KubernetesOwnerLock;
+import io.asyncjobs.lock.LeaseMembers;
 import io.asyncjobs.lock.LockMetrics;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
@@ -66,6 +68,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -190,19 +193,40 @@ class ManifestTest {
       assertThat(client.leases().inNamespace(namespace).withName(name).get().getSpec())
           .as("released on shutdown")
           .satisfies(spec -> assertThat(spec.getHolderIdentity()).isNull());
+      // With jobs.lock.sharding=per-kind, a lock per shipped kind and the members Lease, which
+      // the Role names too so that the switch needs no change of it.
+      LeaseMembers members =
+          new LeaseMembers(
+              recording,
+              namespace,
+              name + "-members",
+              Identity.of(pod.config.lock(), pod.env::get),
+              Duration.ofSeconds(3),
+              java.time.Clock.systemUTC(),
+              System::nanoTime);
+      members.beat();
+      members.beat();
+      assertThat(members.live()).containsExactly(members.self());
+    }
+    Set<String> leaseNames = new TreeSet<>(List.of(name, name + "-members"));
+    for (String kind : List.of("zip", "fork", "seo", "deepsearch", "seo_meta")) {
+      leaseNames.add(Shards.lockName(name, kind));
     }
 
     assertThat(paths)
-        .as("the lock touches only its own Lease")
+        .as("the lock and the members touch only the Leases the Role names")
         .allSatisfy(
             path ->
                 assertThat(path)
                     .isIn(
-                        "/apis/coordination.k8s.io/v1/namespaces/" + namespace + "/leases",
-                        "/apis/coordination.k8s.io/v1/namespaces/"
-                            + namespace
-                            + "/leases/"
-                            + name));
+                        Stream.concat(Stream.of(""), leaseNames.stream().map(lease -> "/" + lease))
+                            .map(
+                                lease ->
+                                    "/apis/coordination.k8s.io/v1/namespaces/"
+                                        + namespace
+                                        + "/leases"
+                                        + lease)
+                            .toList()));
     Map<String, Set<String>> granted = new HashMap<>();
     for (PolicyRule rule : role.getRules()) {
       assertThat(rule.getApiGroups()).containsExactly("coordination.k8s.io");
@@ -219,7 +243,7 @@ class ManifestTest {
             assertThat(names)
                 .as("names %s may be used on", verb)
                 // Kubernetes cannot authorise a create by name: the object has none yet.
-                .containsExactly(verb.equals("create") ? "*" : name));
+                .containsExactlyElementsOf(verb.equals("create") ? Set.of("*") : leaseNames));
     assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
     assertThat(binding.getSubjects())
         .singleElement()

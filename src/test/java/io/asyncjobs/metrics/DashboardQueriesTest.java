@@ -173,7 +173,7 @@ class DashboardQueriesTest {
     String recovery = "Recovery and retention";
     shown(softly, dashboard, recovery, "A", "kind=noop,outcome=requeued").isPositive();
     shown(softly, dashboard, recovery, "D", "kind=noop").isPositive();
-    shown(softly, dashboard, "Owner", "A", "").isEqualTo(1.0);
+    shown(softly, dashboard, "Owner", "A", "shard=all").isEqualTo(1.0);
     shown(softly, dashboard, "HTTP requests by status", "A", "status=202").isPositive();
     softly.assertAll();
   }

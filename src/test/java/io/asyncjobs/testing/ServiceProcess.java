@@ -95,6 +95,23 @@ public final class ServiceProcess implements AutoCloseable {
     return body != null && body.replace(" ", "").contains("\"owner\":true");
   }
 
+  /**
+   * The shards the replica reports owning (its readiness check's {@code owned}, with shards), or
+   * null when it does not answer.
+   */
+  public java.util.Set<String> ownedShards() {
+    String body = ready();
+    if (body == null) {
+      return null;
+    }
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("\"owned\"\\s*:\\s*\"([^\"]*)\"").matcher(body);
+    if (!m.find()) {
+      return java.util.Set.of();
+    }
+    return m.group(1).isEmpty() ? java.util.Set.of() : java.util.Set.of(m.group(1).split(","));
+  }
+
   /** kill -9. */
   public void kill() throws InterruptedException {
     process.destroyForcibly();
