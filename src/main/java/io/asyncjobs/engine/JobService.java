@@ -511,6 +511,44 @@ public abstract class JobService extends BaseService {
     }
   }
 
+  /**
+   * Adds a runner for a shard the current mapping does not name but that still has jobs (a retired
+   * shard, after a change of the mapping): it works them under the shard's own lock, and sweeps
+   * nothing (the kind's first shard sweeps every finished job of the kind).
+   *
+   * @return false when the kind already has a runner for the shard
+   */
+  boolean addShard(String key) {
+    EngineContext ctx = requireContext();
+    synchronized (runners) {
+      if (runner(key).isPresent()) {
+        return false;
+      }
+      ShardRunner runner =
+          new ShardRunner(this, key, ctx, locks.apply(key), false, runners.get(0).threads());
+      runners.add(runner);
+      runner.start();
+    }
+    return true;
+  }
+
+  /**
+   * Removes the runner of a retired shard once it has nothing in flight.
+   *
+   * @return whether it was removed
+   */
+  boolean removeShard(String key) {
+    synchronized (runners) {
+      Optional<ShardRunner> found = runner(key);
+      if (found.isEmpty() || found.get() == runners.get(0) || found.get().inFlightCount() > 0) {
+        return false;
+      }
+      runners.remove(found.get());
+      found.get().stop();
+      return true;
+    }
+  }
+
   /** The lock of one shard's runner becomes {@code lock}; for tests that steer one shard. */
   void attachLock(String shard, OwnerLock lock) {
     runner(shard)

@@ -145,6 +145,71 @@ public class ServiceManager {
     }
   }
 
+  /** How often every replica looks for shards of an earlier mapping that still have jobs. */
+  static final long RETIRED_SCAN_MILLIS = 10_000;
+
+  /** When the tick last looked for retired shards; 0 before the first look. */
+  private volatile long retiredScannedNanos;
+
+  /** From the tick: at its first run, then every {@link #RETIRED_SCAN_MILLIS}. */
+  private void followRetiredShardsSafely() {
+    long now = System.nanoTime();
+    if (retiredScannedNanos != 0
+        && now - retiredScannedNanos < TimeUnit.MILLISECONDS.toNanos(RETIRED_SCAN_MILLIS)) {
+      return;
+    }
+    retiredScannedNanos = now;
+    try {
+      followRetiredShards();
+    } catch (RuntimeException e) {
+      LOG.debugf("Looking for retired shards failed; trying again later: %s", e.getMessage());
+    }
+  }
+
+  /**
+   * Retired shards: a shard the current mapping does not name (the mapping changed) keeps its jobs,
+   * and those are worked under that shard's own lock, which replicas compete for and balance like
+   * any other, until it holds no pending or running job; then its runner goes and its lock is given
+   * up. Jobs keep the shard they were enqueued with, so no row is ever worked under two locks.
+   * Finished jobs of a retired shard are swept by the kind's first shard.
+   */
+  void followRetiredShards() {
+    Map<String, Set<String>> active = context.store().activeShards();
+    Set<String> stillUsed = new java.util.HashSet<>();
+    List<String> gone = new ArrayList<>();
+    for (BaseService service : all()) {
+      if (!(service instanceof JobService jobService)) {
+        continue;
+      }
+      String kind = jobService.kind();
+      List<String> current = shards.keysOf(kind);
+      Set<String> busy = active.getOrDefault(kind, Set.of());
+      for (String key : busy) {
+        if (!current.contains(key) && jobService.addShard(key)) {
+          LOG.infof(
+              "%s: shard %s is not in the current mapping but has jobs; working it under its own"
+                  + " lock until it is empty",
+              kind, key);
+        }
+      }
+      for (String key : jobService.shards()) {
+        if (current.contains(key) || busy.contains(key)) {
+          stillUsed.add(key);
+        } else if (jobService.removeShard(key)) {
+          LOG.infof("%s: retired shard %s has no jobs left; giving its lock up", kind, key);
+          gone.add(key);
+        } else {
+          stillUsed.add(key);
+        }
+      }
+    }
+    for (String key : gone) {
+      if (!stillUsed.contains(key)) {
+        locks.retire(key);
+      }
+    }
+  }
+
   /** What the balance of shards saw last, or null (unsharded, or before its first round). */
   ShardBalancer.Round lastBalance() {
     ShardBalancer shardBalancer = balancer;
@@ -424,6 +489,7 @@ public class ServiceManager {
       every = "${jobs.tick-interval}",
       concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
   public void tick() {
+    followRetiredShardsSafely();
     List<Future<?>> started = new ArrayList<>();
     for (BaseService service : all()) {
       Runner runner = runners.computeIfAbsent(service.name(), Runner::new);

@@ -57,6 +57,7 @@ final class ShardRunner {
   private final EngineContext context;
   private final Outcomes outcomes;
   private final WorkerPool pool;
+  private final int initialThreads;
 
   /** Whether this runner sweeps the kind's expired jobs (one runner of each kind does). */
   private final boolean sweeps;
@@ -122,6 +123,7 @@ final class ShardRunner {
     this.lock = lock;
     this.sweeps = sweeps;
     this.outcomes = new Outcomes(kind, context);
+    this.initialThreads = initialThreads;
     this.pool = new WorkerPool(threadName(kind, shard), initialThreads);
   }
 
@@ -142,6 +144,11 @@ final class ShardRunner {
 
   String shard() {
     return shard;
+  }
+
+  /** The threads the runner was started with; a runner added later starts with as many. */
+  int threads() {
+    return initialThreads;
   }
 
   OwnerLock lock() {

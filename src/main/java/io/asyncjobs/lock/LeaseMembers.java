@@ -24,8 +24,9 @@ import org.jboss.logging.Logger;
  * named object, so a Role can grant exactly it. A member counts as alive while its annotation keeps
  * changing: like the owner Lease, its age is measured on this replica's monotonic clock from the
  * moment the current value was first seen, so clocks that disagree do not make a live replica look
- * dead (a value whose time is far older than the lease duration is dead at once). Entries unchanged
- * for two lease durations are removed.
+ * dead (a value whose time is far older than the window is dead at once). The window is the {@code
+ * liveFor} given (the producer gives the renew deadline); entries unchanged for two windows are
+ * removed.
  */
 public final class LeaseMembers implements Members {
 

@@ -123,7 +123,10 @@ public class OwnerLockProducer {
           namespace,
           lock.name() + "-members",
           identity,
-          lock.leaseDuration(),
+          // A member unseen for a renew deadline counts as gone: its shards' Leases then expire
+          // while the others already compete for them (and a live member that was only slow
+          // costs nothing: its Leases are still renewed, so nobody can take them).
+          lock.renewDeadline(),
           Clock.offset(Clock.systemUTC(), lock.wallClockOffset()),
           System::nanoTime);
     }

@@ -56,6 +56,20 @@ public final class OwnerLocks {
     return lock;
   }
 
+  /**
+   * Gives up and forgets the lock of a shard no runner needs any more (a retired shard that has no
+   * jobs left); a later {@link #forShard} creates it again.
+   */
+  public void retire(String key) {
+    OwnerLock lock;
+    synchronized (this) {
+      lock = byShard.remove(key);
+    }
+    if (lock != null) {
+      lock.release();
+    }
+  }
+
   /** The locks created so far, by shard key, in the order they were created. */
   public synchronized Map<String, OwnerLock> all() {
     return Map.copyOf(byShard);

@@ -203,6 +203,46 @@ class ShardedEngineTest extends ControlledKindFixture {
     }
   }
 
+  @Test
+  void shouldWorkTheJobsOfRetiredShardsUnderTheirOwnLocksUntilTheyAreEmpty() throws Exception {
+    // A job from before shards (shard 'all') and one from a mapping of eight shards.
+    UUID old = enqueue(Map.of("result", Map.of("from", "all")));
+    db.update("UPDATE jobs SET shard = 'all' WHERE uid = ?", old);
+    UUID wider = enqueue(Map.of("result", Map.of("from", "eight")));
+    db.update("UPDATE jobs SET shard = 'controlled-7' WHERE uid = ?", wider);
+
+    manager.followRetiredShards();
+
+    assertThat(service.shards()).containsExactly(SHARD_0, SHARD_1, Shards.ALL, "controlled-7");
+    long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+    for (String shard : List.of(Shards.ALL, "controlled-7")) {
+      OwnerLock lock = service.lockOf(shard).orElseThrow();
+      while (!lock.isOwner() && System.nanoTime() < deadline) {
+        Thread.sleep(50); // the balance lets this replica compete for the new shards
+      }
+      assertThat(lock.isOwner()).as("owner of retired shard " + shard).isTrue();
+    }
+    assertThat(service.lockOf(Shards.ALL).orElseThrow().name()).isEqualTo("async-jobs-owner");
+    assertThat(service.lockOf("controlled-7").orElseThrow().name())
+        .isEqualTo("async-jobs-owner-controlled-7");
+
+    assertThat(service.runOnce().claimed()).isEqualTo(2);
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    assertThat(service.runOnce().done()).isEqualTo(2);
+    assertThat(status(old)).isEqualTo("done");
+    assertThat(status(wider)).isEqualTo("done");
+    assertThat(
+            ((Number) db.query("SELECT epoch FROM jobs WHERE uid = ?", wider).get(0).get("epoch"))
+                .longValue())
+        .as("worked under the retired shard's own epoch")
+        .isEqualTo(service.lockOf("controlled-7").orElseThrow().epoch());
+
+    manager.followRetiredShards();
+
+    assertThat(service.shards()).containsExactly(SHARD_0, SHARD_1);
+    assertThat(manager.shardKeys()).doesNotContain(Shards.ALL, "controlled-7");
+  }
+
   private String shardOf(UUID uid) {
     return (String) db.query("SELECT shard FROM jobs WHERE uid = ?", uid).get(0).get("shard");
   }
