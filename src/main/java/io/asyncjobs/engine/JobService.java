@@ -290,7 +290,12 @@ public abstract class JobService extends BaseService {
    * @return how many jobs went back to pending
    */
   int handBack(String shard) {
-    return runner(shard).map(ShardRunner::handBack).orElse(0);
+    return runner(shard).map(runner -> runner.handBack(false)).orElse(0);
+  }
+
+  /** Whether one shard's runner has nothing in flight and no thread still running; true if none. */
+  boolean settled(String shard) {
+    return runner(shard).map(ShardRunner::settled).orElse(true);
   }
 
   /** Jobs this process is working on now (or whose outcome is not yet written), every shard. */
@@ -533,14 +538,16 @@ public abstract class JobService extends BaseService {
   }
 
   /**
-   * Removes the runner of a retired shard once it has nothing in flight.
+   * Removes the runner of a retired shard once it has nothing in flight; call it only while the
+   * runner drains ({@link #beginDrain(String)}) and after checking that the shard has no jobs, so
+   * that no claim can come in between.
    *
    * @return whether it was removed
    */
   boolean removeShard(String key) {
     synchronized (runners) {
       Optional<ShardRunner> found = runner(key);
-      if (found.isEmpty() || found.get() == runners.get(0) || found.get().inFlightCount() > 0) {
+      if (found.isEmpty() || found.get() == runners.get(0) || !found.get().settled()) {
         return false;
       }
       runners.remove(found.get());

@@ -195,7 +195,22 @@ public class ServiceManager {
       for (String key : jobService.shards()) {
         if (current.contains(key) || busy.contains(key)) {
           stillUsed.add(key);
-        } else if (jobService.removeShard(key)) {
+          continue;
+        }
+        // Stop its claims, then look again: a job enqueued meanwhile (by a replica still on the
+        // old mapping) keeps the runner.
+        jobService.beginDrain(key);
+        boolean removed = false;
+        try {
+          boolean empty =
+              !context.store().activeShards().getOrDefault(kind, Set.of()).contains(key);
+          removed = empty && jobService.removeShard(key);
+        } finally {
+          if (!removed) {
+            jobService.endDrain(key);
+          }
+        }
+        if (removed) {
           LOG.infof("%s: retired shard %s has no jobs left; giving its lock up", kind, key);
           gone.add(key);
         } else {
@@ -272,7 +287,16 @@ public class ServiceManager {
       for (JobService service : jobServices) {
         released += service.handBack(shard);
       }
-      whileDrained.run();
+      if (jobServices.stream().allMatch(service -> service.settled(shard))) {
+        whileDrained.run();
+      } else {
+        // A task ignored its interrupt: its row stays running under this replica's epoch, and
+        // the lock stays, so nobody else starts it while the thread runs; the next round retries.
+        LOG.warnf(
+            "Shard %s keeps a job whose thread ignored its interrupt; it is handed over once that"
+                + " thread returns",
+            shard);
+      }
       return released;
     } finally {
       jobServices.forEach(service -> service.endDrain(shard));
@@ -361,6 +385,10 @@ public class ServiceManager {
     }
     for (String key : keys) {
       String name = Shards.lockName(config.lock().name(), key);
+      if (name.equals(config.lock().name() + "-members")) {
+        throw new IllegalStateException(
+            "shard " + key + " of kind " + kind + " would have the members Lease's name " + name);
+      }
       if (name.endsWith("-") || name.length() > 253) {
         throw new IllegalStateException(
             "shard "
@@ -489,7 +517,12 @@ public class ServiceManager {
       every = "${jobs.tick-interval}",
       concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
   public void tick() {
-    followRetiredShardsSafely();
+    try {
+      // On the balance thread: the tick itself does no database work.
+      balance.execute(this::followRetiredShardsSafely);
+    } catch (RejectedExecutionException e) {
+      // Stopping.
+    }
     List<Future<?>> started = new ArrayList<>();
     for (BaseService service : all()) {
       Runner runner = runners.computeIfAbsent(service.name(), Runner::new);

@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 import org.jboss.logging.Logger;
@@ -71,8 +72,16 @@ final class ShardBalancer {
     this.handOver = handOver;
   }
 
-  /** One round; never throws. */
+  /** One round; never throws, so that the schedule never stops. */
   void balance() {
+    try {
+      round();
+    } catch (RuntimeException | Error e) {
+      LOG.errorf(e, "A round of the balance failed; the next one tries again");
+    }
+  }
+
+  private void round() {
     Set<String> live;
     try {
       members.beat();
@@ -92,31 +101,34 @@ final class ShardBalancer {
       lastError = null;
       LOG.info("The live replicas can be read again");
     }
-    List<String> keys = shards.get().stream().distinct().sorted().toList();
+    // Only shards whose lock exists: a retired shard dropped meanwhile must not get it back.
+    Map<String, OwnerLock> existing = locks.all();
+    List<String> keys =
+        shards.get().stream().distinct().filter(existing::containsKey).sorted().toList();
     if (keys.isEmpty()) {
       return;
     }
     int target = targetOf(members.self(), live, keys.size());
     List<String> owned = new ArrayList<>();
     for (String key : keys) {
-      if (locks.forShard(key).trust() != Trust.NONE) {
+      if (existing.get(key).trust() != Trust.NONE) {
         owned.add(key);
       }
     }
     if (owned.size() > target) {
       List<String> newestFirst =
           owned.stream()
-              .sorted(Comparator.comparing((String key) -> since(locks.forShard(key))).reversed())
+              .sorted(Comparator.comparing((String key) -> since(existing.get(key))).reversed())
               .toList();
       for (String key : newestFirst.subList(0, owned.size() - target)) {
-        giveUp(key, live.size(), target);
+        giveUp(key, existing.get(key), live.size(), target);
         owned.remove(key);
       }
     }
     boolean wantMore = owned.size() < target;
     for (String key : keys) {
       if (!owned.contains(key)) {
-        locks.forShard(key).compete(wantMore);
+        existing.get(key).compete(wantMore);
       }
     }
     Round now = new Round(live.size(), target, List.copyOf(owned));
@@ -140,8 +152,7 @@ final class ShardBalancer {
     return shards / n + (index >= 0 && index < shards % n ? 1 : 0);
   }
 
-  private void giveUp(String key, int live, int target) {
-    OwnerLock lock = locks.forShard(key);
+  private void giveUp(String key, OwnerLock lock, int live, int target) {
     lock.compete(false);
     int released = handOver.handOver(key, lock::relinquish);
     announce.run();

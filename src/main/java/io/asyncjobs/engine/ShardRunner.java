@@ -399,6 +399,16 @@ final class ShardRunner {
    * @return how many jobs went back to pending
    */
   int handBack() {
+    return handBack(true);
+  }
+
+  /**
+   * As {@link #handBack()}; with {@code exiting} false (a shard handed over for balance, in a
+   * process that goes on) a task that ignored its interrupt keeps its row running under this
+   * runner's epoch instead of being put back, so that nobody else can start it while its thread
+   * still runs; the caller keeps the lock until {@link #settled()}.
+   */
+  int handBack(boolean exiting) {
     runLock.lock();
     try {
       ServiceSettings settings = lastTickSettings();
@@ -420,14 +430,16 @@ final class ShardRunner {
           stuck.computeIfAbsent(task.epoch(), e -> new ArrayList<>()).add(task.job.uid);
         }
       }
-      for (Map.Entry<Long, List<UUID>> group : stuck.entrySet()) {
-        tally.released +=
-            context
-                .store()
-                .releaseMany(group.getValue(), group.getKey(), settings.retention(), now)
-                .size();
+      if (exiting) {
+        for (Map.Entry<Long, List<UUID>> group : stuck.entrySet()) {
+          tally.released +=
+              context
+                  .store()
+                  .releaseMany(group.getValue(), group.getKey(), settings.retention(), now)
+                  .size();
+        }
+        inFlight.clear();
       }
-      inFlight.clear();
       if (tally.released > 0 || tally.done + tally.failed > 0) {
         LOG.infof(
             "%s: handed over: %d finished job(s) written, %d put back to pending",
@@ -461,6 +473,12 @@ final class ShardRunner {
       lastSettings = settings;
     }
     return settings;
+  }
+
+  /** Whether nothing of this runner is in flight and every thread it started has returned. */
+  boolean settled() {
+    stragglers.removeIf(Task::returned);
+    return inFlight.isEmpty() && stragglers.isEmpty();
   }
 
   /** Jobs this runner is working on now (or whose outcome is not yet written). */

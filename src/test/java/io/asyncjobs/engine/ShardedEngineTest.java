@@ -243,6 +243,40 @@ class ShardedEngineTest extends ControlledKindFixture {
     assertThat(manager.shardKeys()).doesNotContain(Shards.ALL, "controlled-7");
   }
 
+  @Test
+  void shouldKeepAShardForBalanceWhileAJobIgnoresItsInterrupt() throws Exception {
+    settings.update("controlled", new SettingsOverride(null, 1, null, null));
+    UUID stubborn = null;
+    while (stubborn == null) {
+      UUID uid = enqueue(Map.of("block", true, "ignore_interrupt", true));
+      if (shardOf(uid).equals(SHARD_0)) {
+        stubborn = uid;
+      } else {
+        db.update("DELETE FROM jobs WHERE uid = ?", uid);
+      }
+    }
+    assertThat(service.runOnce().claimed()).isEqualTo(1);
+    service.nextStarted();
+    java.util.concurrent.atomic.AtomicInteger gaveUp =
+        new java.util.concurrent.atomic.AtomicInteger();
+
+    manager.handOverShard(SHARD_0, gaveUp::incrementAndGet);
+
+    assertThat(gaveUp).as("the lock stays while the thread runs").hasValue(0);
+    assertThat(status(stubborn))
+        .as("its row stays running under this replica's epoch: nobody else may start it")
+        .isEqualTo("running");
+
+    service.release(stubborn);
+    service.awaitReturned(stubborn);
+    manager.handOverShard(SHARD_0, gaveUp::incrementAndGet);
+
+    assertThat(gaveUp).hasValue(1);
+    assertThat(status(stubborn))
+        .as("its outcome, written under this replica's epoch once the thread returned")
+        .isEqualTo("done");
+  }
+
   private String shardOf(UUID uid) {
     return (String) db.query("SELECT shard FROM jobs WHERE uid = ?", uid).get(0).get("shard");
   }
