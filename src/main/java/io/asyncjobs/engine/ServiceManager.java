@@ -75,6 +75,19 @@ public class ServiceManager {
             t.setDaemon(true);
             return t;
           });
+
+  /** The members heartbeat, apart from the balance so that a long handover does not delay it. */
+  private final ScheduledExecutorService heartbeat =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "jobs-members");
+            t.setDaemon(true);
+            return t;
+          });
+
+  /** The last heartbeat failure, so that a streak is logged once. */
+  private volatile String heartbeatError;
+
   private final JobsConfig config;
   private final Members members;
   private volatile ShardBalancer balancer;
@@ -138,9 +151,10 @@ public class ServiceManager {
       // other replicas have seen this one), says for how many.
       ShardBalancer shardBalancer =
           new ShardBalancer(
-              members, locks, handOff::announce, this::shardKeys, this::handOverShard);
+              members, locks, handOff::announce, this::shardGroups, this::handOverShard);
       balancer = shardBalancer;
       long period = config.lock().retryPeriod().toMillis();
+      heartbeat.scheduleWithFixedDelay(this::beat, 0, period, TimeUnit.MILLISECONDS);
       balance.scheduleWithFixedDelay(shardBalancer::balance, period, period, TimeUnit.MILLISECONDS);
     }
   }
@@ -225,6 +239,23 @@ public class ServiceManager {
     }
   }
 
+  /** Says this replica is alive; never throws, so that the schedule goes on. */
+  private void beat() {
+    try {
+      members.beat();
+      if (heartbeatError != null) {
+        heartbeatError = null;
+        LOG.info("The members heartbeat works again");
+      }
+    } catch (Exception | Error e) {
+      String message = String.valueOf(e);
+      if (!message.equals(heartbeatError)) {
+        heartbeatError = message;
+        LOG.warnf("The members heartbeat failed; retrying every period: %s", message);
+      }
+    }
+  }
+
   /** What the balance of shards saw last, or null (unsharded, or before its first round). */
   ShardBalancer.Round lastBalance() {
     ShardBalancer shardBalancer = balancer;
@@ -237,6 +268,7 @@ public class ServiceManager {
    * owner starts at once.
    */
   void onStop(@Observes ShutdownEvent event) {
+    heartbeat.shutdownNow();
     balance.shutdownNow();
     try {
       boolean owner = locks.all().values().stream().anyMatch(lock -> lock.trust() != Trust.NONE);
@@ -306,12 +338,28 @@ public class ServiceManager {
   /** The keys of every shard a registered job service has a runner for. */
   List<String> shardKeys() {
     List<String> keys = new ArrayList<>();
+    shardGroups().values().forEach(keys::addAll);
+    return keys;
+  }
+
+  /**
+   * The shards by what the balance spreads evenly: each kind's own shards, and the shard {@value
+   * Shards#ALL} that unhashed kinds share under {@code none}, on its own.
+   */
+  Map<String, List<String>> shardGroups() {
+    Map<String, List<String>> groups = new java.util.TreeMap<>();
     for (BaseService service : all()) {
       if (service instanceof JobService jobService) {
-        keys.addAll(jobService.shards());
+        for (String key : jobService.shards()) {
+          String group = Shards.ALL.equals(key) ? Shards.ALL : jobService.kind();
+          List<String> keys = groups.computeIfAbsent(group, g -> new ArrayList<>());
+          if (!keys.contains(key)) {
+            keys.add(key);
+          }
+        }
       }
     }
-    return keys;
+    return groups;
   }
 
   int handOver(Duration grace) {

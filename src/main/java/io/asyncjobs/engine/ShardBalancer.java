@@ -10,20 +10,23 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
 /**
- * Spreads the shards evenly over the live replicas. Every round (each retry period) it says this
- * replica is alive, reads who else is, and works out this replica's target: the live replicas in
- * name order each get {@code shards / live} shards, and the first {@code shards % live} of them one
- * more, so the targets add up to the shards and no replica's exceeds ceil(shards / live). A replica
- * over its target hands the extras over (those it took last), with the same graceful handover as a
- * shutdown: claiming stops, running jobs get the handover grace, the rest go back to pending
- * without a retry, then the lock is given up and the release announced. A replica under its target
- * competes for every shard it does not hold; one at its target competes for none. Two replicas
- * under target may both take a free shard in one round; the one over its target then hands its
- * newest back.
+ * Spreads the shards evenly over the live replicas, each kind's as well as all of them. Every round
+ * (each retry period) it reads who is alive (the heartbeat has a schedule of its own, so a long
+ * handover does not make this replica look gone) and works out this replica's target in each kind:
+ * the live replicas in name order each get {@code shards / live} of the kind's shards, and {@code
+ * shards % live} of them one more, the extras of one kind starting where the previous kind's
+ * stopped; so each kind is spread as far as it can be, the targets add up to the shards, and no
+ * replica's total exceeds ceil(shards / live). A replica over its target hands the extras over
+ * (those it took last), with the same graceful handover as a shutdown: claiming stops, running jobs
+ * get the handover grace, the rest go back to pending without a retry, then the lock is given up
+ * and the release announced. A replica under its target competes for every shard it does not hold;
+ * one at its target competes for none. Two replicas under target may both take a free shard in one
+ * round; the one over its target then hands its newest back.
  *
  * <p>With the unsharded default there is one lock and nothing to balance: this never runs.
  */
@@ -34,7 +37,7 @@ final class ShardBalancer {
   private final Members members;
   private final OwnerLocks locks;
   private final Runnable announce;
-  private final Supplier<List<String>> shards;
+  private final Supplier<Map<String, List<String>>> shards;
   private final ShardHandOver handOver;
 
   /**
@@ -63,7 +66,7 @@ final class ShardBalancer {
       Members members,
       OwnerLocks locks,
       Runnable announce,
-      Supplier<List<String>> shards,
+      Supplier<Map<String, List<String>>> shards,
       ShardHandOver handOver) {
     this.members = members;
     this.locks = locks;
@@ -84,7 +87,6 @@ final class ShardBalancer {
   private void round() {
     Set<String> live;
     try {
-      members.beat();
       live = members.live();
     } catch (Exception e) {
       // Without a view of the others, keep what is owned and the competition as it is.
@@ -103,33 +105,52 @@ final class ShardBalancer {
     }
     // Only shards whose lock exists: a retired shard dropped meanwhile must not get it back.
     Map<String, OwnerLock> existing = locks.all();
-    List<String> keys =
-        shards.get().stream().distinct().filter(existing::containsKey).sorted().toList();
-    if (keys.isEmpty()) {
+    Map<String, List<String>> groups = new TreeMap<>();
+    shards
+        .get()
+        .forEach(
+            (group, keys) -> {
+              List<String> present =
+                  keys.stream().distinct().filter(existing::containsKey).sorted().toList();
+              if (!present.isEmpty()) {
+                groups.put(group, present);
+              }
+            });
+    if (groups.isEmpty()) {
       return;
     }
-    int target = targetOf(members.self(), live, keys.size());
+    Map<String, Integer> targets = targetsOf(members.self(), live, groups);
+    int target = 0;
+    int total = 0;
     List<String> owned = new ArrayList<>();
-    for (String key : keys) {
-      if (existing.get(key).trust() != Trust.NONE) {
-        owned.add(key);
+    for (Map.Entry<String, List<String>> group : groups.entrySet()) {
+      int groupTarget = targets.get(group.getKey());
+      target += groupTarget;
+      total += group.getValue().size();
+      List<String> ownedHere = new ArrayList<>();
+      for (String key : group.getValue()) {
+        if (existing.get(key).trust() != Trust.NONE) {
+          ownedHere.add(key);
+        }
       }
-    }
-    if (owned.size() > target) {
-      List<String> newestFirst =
-          owned.stream()
-              .sorted(Comparator.comparing((String key) -> since(existing.get(key))).reversed())
-              .toList();
-      for (String key : newestFirst.subList(0, owned.size() - target)) {
-        giveUp(key, existing.get(key), live.size(), target);
-        owned.remove(key);
+      if (ownedHere.size() > groupTarget) {
+        List<String> newestFirst =
+            ownedHere.stream()
+                .sorted(Comparator.comparing((String key) -> since(existing.get(key))).reversed())
+                .toList();
+        for (String key : newestFirst.subList(0, ownedHere.size() - groupTarget)) {
+          if (giveUp(key, existing.get(key), live.size(), groupTarget)) {
+            ownedHere.remove(key);
+          }
+        }
       }
-    }
-    boolean wantMore = owned.size() < target;
-    for (String key : keys) {
-      if (!owned.contains(key)) {
-        existing.get(key).compete(wantMore);
+      boolean wantMore = ownedHere.size() < groupTarget;
+      for (String key : group.getValue()) {
+        if (!ownedHere.contains(key)) {
+          existing.get(key).compete(wantMore);
+        }
       }
+      owned.addAll(ownedHere);
     }
     Round now = new Round(live.size(), target, List.copyOf(owned));
     Round before = last;
@@ -137,29 +158,58 @@ final class ShardBalancer {
     if (before == null || before.live() != now.live() || before.target() != now.target()) {
       LOG.infof(
           "%d replica(s) alive: this one's share is %d of %d shard(s); it owns %s",
-          live.size(), target, keys.size(), owned);
+          live.size(), target, total, owned);
     }
   }
 
   /**
-   * The number of shards {@code self} should own: {@code shards / live} each, one more for the
-   * first {@code shards % live} replicas in name order.
+   * This replica's target in each group of shards (a kind's): the group's shards / live each, and
+   * one more for {@code shards % live} of the replicas in name order, starting where the previous
+   * group's extras stopped. Each kind is spread as evenly as it can be, and the totals differ by at
+   * most one, so nobody's exceeds ceil(all shards / live).
    */
-  static int targetOf(String self, Set<String> live, int shards) {
+  static Map<String, Integer> targetsOf(
+      String self, Set<String> live, Map<String, List<String>> groups) {
     List<String> sorted = live.stream().sorted().toList();
-    int index = sorted.indexOf(self);
     int n = sorted.size();
-    return shards / n + (index >= 0 && index < shards % n ? 1 : 0);
+    int index = sorted.indexOf(self);
+    Map<String, Integer> targets = new TreeMap<>();
+    int offset = 0;
+    for (Map.Entry<String, List<String>> group : new TreeMap<>(groups).entrySet()) {
+      int m = group.getValue().size();
+      int extra = m % n;
+      int turn = Math.floorMod(index - offset, n);
+      targets.put(group.getKey(), m / n + (index >= 0 && turn < extra ? 1 : 0));
+      offset = (offset + extra) % n;
+    }
+    return targets;
   }
 
-  private void giveUp(String key, OwnerLock lock, int live, int target) {
+  /**
+   * The number of shards {@code self} should own of one group of {@code shards}: {@code shards /
+   * live} each, one more for the first {@code shards % live} replicas in name order.
+   */
+  static int targetOf(String self, Set<String> live, int shards) {
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < shards; i++) {
+      keys.add(Integer.toString(i));
+    }
+    return targetsOf(self, live, Map.of("one", keys)).get("one");
+  }
+
+  /** Hands one shard over; returns whether its lock was given up. */
+  private boolean giveUp(String key, OwnerLock lock, int live, int target) {
     lock.compete(false);
     int released = handOver.handOver(key, lock::relinquish);
+    if (lock.trust() != Trust.NONE) {
+      return false; // kept: a job's thread still runs (see ServiceManager.handOverShard)
+    }
     announce.run();
     LOG.infof(
         "Handed shard %s over to balance %d replica(s) (this one's share: %d); %d job(s) went"
             + " back to pending",
         key, live, target, released);
+    return true;
   }
 
   private static Instant since(OwnerLock lock) {

@@ -59,6 +59,9 @@ public final class KubernetesOwnerLock extends HeldLock {
   private volatile boolean released;
   private volatile long lastAttemptNanos;
 
+  /** The Lease's holder at the last read, or null when it named none. */
+  private volatile String seenHolder;
+
   /** The version of the Lease last seen held by another replica, and when it was first seen. */
   private String observedVersion;
 
@@ -179,6 +182,11 @@ public final class KubernetesOwnerLock extends HeldLock {
   }
 
   @Override
+  public String holder() {
+    return isOwner() ? identity : seenHolder;
+  }
+
+  @Override
   public synchronized void relinquish() {
     if (released || (!holding.held() && holding.trust() == Trust.NONE)) {
       return;
@@ -241,6 +249,7 @@ public final class KubernetesOwnerLock extends HeldLock {
     }
     LeaseSpec spec = lease.getSpec() == null ? new LeaseSpec() : lease.getSpec();
     String holder = spec.getHolderIdentity();
+    seenHolder = holder == null || holder.isEmpty() ? null : holder;
     if (identity.equals(holder)) {
       renew(lease, sent);
       return;

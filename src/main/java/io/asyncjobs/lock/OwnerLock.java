@@ -57,6 +57,14 @@ public interface OwnerLock {
    */
   void release();
 
+  /**
+   * The replica that holds the lock as this replica last saw it: its own identity while it owns,
+   * the Lease's holder as last read (Kubernetes), or null when free or not known here.
+   */
+  default String holder() {
+    return isOwner() ? identity() : null;
+  }
+
   /** Tries to take (or confirms) the lock soon, instead of at the next retry; a hint. */
   default void attemptSoon() {}
 

@@ -56,6 +56,18 @@ public final class PostgresMembers implements Members {
     return head + identity.substring(0, Math.min(identity.length(), Math.max(0, room))) + tail;
   }
 
+  /**
+   * The identity in a lock session's application name (possibly shortened, ending in {@code
+   * ~hash}); null when the name is not a lock session's.
+   */
+  public static String identityOf(String applicationName) {
+    if (applicationName == null || !applicationName.startsWith(PREFIX)) {
+      return null;
+    }
+    int at = applicationName.indexOf(':', PREFIX.length());
+    return at < 0 ? null : applicationName.substring(at + 1);
+  }
+
   private static String hash(String value, int digits) {
     return String.format("%08x", value.hashCode() & 0xffffffffL).substring(8 - digits);
   }

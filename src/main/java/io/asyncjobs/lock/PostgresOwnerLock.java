@@ -429,7 +429,7 @@ public final class PostgresOwnerLock extends HeldLock {
    * The advisory lock key: the first 63 bits of the name's SHA-256, so unrelated applications' keys
    * do not collide by accident, and never negative, so it can be compared with what pg_locks shows.
    */
-  static long keyOf(String name) {
+  public static long keyOf(String name) {
     try {
       byte[] digest =
           MessageDigest.getInstance("SHA-256")

@@ -18,6 +18,7 @@ import java.util.List;
  * @param items items handled by the jobs kept now
  * @param oldestPendingAgeSeconds how long the oldest pending job has waited, null when none waits
  * @param settings the service's configured, overridden and effective settings
+ * @param shards who owns each of the service's shards (one, {@code all}, unless sharding is on)
  */
 public record ServiceCard(
     String service,
@@ -30,4 +31,5 @@ public record ServiceCard(
     long bytesOut,
     long items,
     Long oldestPendingAgeSeconds,
-    SettingsView settings) {}
+    SettingsView settings,
+    List<ShardOwners.ShardOwner> shards) {}

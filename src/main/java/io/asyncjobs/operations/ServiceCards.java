@@ -16,16 +16,20 @@ public class ServiceCards {
   private final ServiceManager services;
   private final CardQueries queries;
   private final SettingsViews settings;
+  private final ShardOwners owners;
 
-  ServiceCards(ServiceManager services, CardQueries queries, SettingsViews settings) {
+  ServiceCards(
+      ServiceManager services, CardQueries queries, SettingsViews settings, ShardOwners owners) {
     this.services = services;
     this.queries = queries;
     this.settings = settings;
+    this.owners = owners;
   }
 
   /** One card per registered service, by name; a service without jobs shows zeros. */
   public List<ServiceCard> all() {
     Map<String, CardQueries.Figures> figures = queries.figures();
+    Map<String, List<ShardOwners.ShardOwner>> shardOwners = owners.byKind();
     return services.all().stream()
         .sorted(Comparator.comparing(BaseService::name))
         .map(
@@ -44,7 +48,8 @@ public class ServiceCards {
                   f.bytesOut(),
                   f.items(),
                   f.oldestPendingAgeSeconds(),
-                  settings.of(service.name()));
+                  settings.of(service.name()),
+                  shardOwners.getOrDefault(service.name(), List.of()));
             })
         .toList();
   }

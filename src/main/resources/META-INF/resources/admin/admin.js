@@ -331,6 +331,7 @@
       bytes: figure(figures, 'Bytes in / out', 'bytes'),
       items: figure(figures, 'Items', 'items'),
       oldest: figure(figures, 'Oldest pending', 'oldest'),
+      owners: figure(figures, 'Owner', 'owners'),
       effective: figure(figures, 'Settings in force', 'settings')
     };
     view.settings = buildSettings(card.service, view);
@@ -364,6 +365,13 @@
       card.oldest_pending_age_seconds == null
         ? 'none waiting'
         : seconds(card.oldest_pending_age_seconds) + ' waiting';
+    view.owners.textContent = (card.shards || [])
+      .map(function (s) {
+        var who = s.holder == null ? 'no owner' : s.holder + (s.owned_here ? ' (this replica)' : '');
+        var since = s.since == null ? '' : ' since ' + new Date(s.since).toLocaleTimeString();
+        return (card.shards.length > 1 || s.shard !== 'all' ? s.shard + ': ' : '') + who + since;
+      })
+      .join(' · ');
     showEffective(view, card.settings);
   }
 

@@ -43,6 +43,21 @@ class AdminApiTest {
   }
 
   @Test
+  void shouldShowWhoOwnsEachShardOfAServiceAndSinceWhen() {
+    io.asyncjobs.lock.OwnerLock lock =
+        io.quarkus.arc.Arc.container().instance(io.asyncjobs.lock.OwnerLock.class).get();
+    var card = as(ADMIN).get("/api/admin/services").then().statusCode(200).extract().jsonPath();
+    String prefix = "find { it.service == 'noop' }.shards[0].";
+    assertThat(card.<String>get(prefix + "shard")).isEqualTo("all");
+    assertThat(card.<String>get(prefix + "lock")).isEqualTo("async-jobs-owner");
+    assertThat(card.<String>get(prefix + "holder")).isEqualTo(lock.identity());
+    assertThat(card.<Boolean>get(prefix + "owned_here")).isTrue();
+    assertThat(card.<Number>get(prefix + "epoch").longValue()).isEqualTo(lock.epoch());
+    assertThat(card.<String>get(prefix + "since")).isNotBlank();
+    assertThat(card.<List<Object>>get("find { it.service == 'noop' }.shards")).hasSize(1);
+  }
+
+  @Test
   void shouldRefuseAdminRoutesToCallersWithoutTheRole() {
     for (String path : List.of("/api/admin/services", "/api/admin/jobs")) {
       as(JobsApiTest.ALICE)

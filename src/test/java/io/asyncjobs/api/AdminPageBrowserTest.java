@@ -159,6 +159,10 @@ class AdminPageBrowserTest {
     assertThat(count(card, "done")).isEqualTo("2");
     assertThat(count(card, "failed")).isEqualTo("1");
     assertThat(figure(card, "finished")).isEqualTo("3");
+    assertThat(figure(card, "owners"))
+        .as("who owns the kind's one shard")
+        .contains("(this replica)")
+        .contains(" since ");
     assertThat(card.findElements(By.cssSelector(".bars rect:not(.baseline)")))
         .as("a bar for the minute the three jobs finished in")
         .isNotEmpty();

@@ -56,6 +56,35 @@ class ShardBalancerTest {
   }
 
   @Test
+  void shouldSpreadEachKindAndKeepTheTotalsEven() {
+    Set<String> live = Set.of("a", "b", "c");
+    Map<String, List<String>> sixKindsOfTwo = new java.util.TreeMap<>();
+    for (String kind : List.of("deepsearch", "fork", "noop", "seo", "seo_meta", "zip")) {
+      sixKindsOfTwo.put(kind, List.of(kind + "-0", kind + "-1"));
+    }
+    Map<String, Integer> totals = new HashMap<>();
+    for (String self : live) {
+      Map<String, Integer> targets = ShardBalancer.targetsOf(self, live, sixKindsOfTwo);
+      assertThat(targets.values()).allMatch(t -> t <= 1);
+      totals.put(self, targets.values().stream().mapToInt(Integer::intValue).sum());
+    }
+    assertThat(totals.values()).containsExactly(4, 4, 4);
+    for (String kind : sixKindsOfTwo.keySet()) {
+      int sum = 0;
+      for (String self : live) {
+        sum += ShardBalancer.targetsOf(self, live, sixKindsOfTwo).get(kind);
+      }
+      assertThat(sum).as("every shard of " + kind + " has an owner").isEqualTo(2);
+    }
+    Map<String, List<String>> threeOfOne = Map.of("zip", List.of("zip-0", "zip-1", "zip-2"));
+    for (String self : live) {
+      assertThat(ShardBalancer.targetsOf(self, live, threeOfOne).get("zip"))
+          .as("a kind of three shards on three replicas: one each")
+          .isEqualTo(1);
+    }
+  }
+
+  @Test
   void shouldSpreadTheShardsEvenlyAndMoveThemWhenReplicasComeAndGo() throws Exception {
     Replica a = replica("replica-a");
     Replica b = replica("replica-b");
@@ -154,7 +183,7 @@ class ShardBalancerTest {
               members,
               locks,
               () -> replicas.forEach(r -> r.locks.all().values().forEach(OwnerLock::attemptSoon)),
-              () -> shards,
+              () -> Map.of("kind", shards),
               (shard, whileDrained) -> {
                 whileDrained.run();
                 return 0;

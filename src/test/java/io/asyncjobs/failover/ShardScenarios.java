@@ -90,6 +90,7 @@ abstract class ShardScenarios {
     ServiceProcess c = replica("c");
     Duration spread = awaitSpread(List.of(a, b, c), all, 4);
     figure("three replicas, 12 shards: spread 4/4/4 in " + millis(spread));
+    assertEachKindSpread(List.of(a, b, c), shards);
 
     enqueueNoop(shards, 400, 100);
     awaitDone(40, Duration.ofSeconds(60));
@@ -123,7 +124,8 @@ abstract class ShardScenarios {
     assertThat(afterKill.lost()).isZero();
     assertThat(afterKill.failed()).isZero();
     assertThat(afterKill.overlapping()).isZero();
-    assertThat(afterKill.effectsNotOnce()).isZero();
+    // At least once: a job whose effect landed just before the kill lands it again on its rerun.
+    assertThat(afterKill.effectsNotOnce()).isLessThanOrEqualTo(afterKill.ranTwice());
 
     ServiceProcess d = replica("d");
     List<ServiceProcess> four = new ArrayList<>(survivors);
@@ -134,6 +136,7 @@ abstract class ShardScenarios {
     four.add(e);
     Duration joined = awaitSpread(four, all, 3);
     figure("a fourth replica joined: spread 3/3/3/3 in " + millis(joined));
+    assertEachKindSpread(four, shards);
 
     enqueueNoop(shards, 400, 100);
     awaitDone(afterKill.jobs() + 40, Duration.ofSeconds(60));
@@ -153,7 +156,7 @@ abstract class ShardScenarios {
     assertThat(afterRestart.lost()).isZero();
     assertThat(afterRestart.failed()).isZero();
     assertThat(afterRestart.overlapping()).isZero();
-    assertThat(afterRestart.effectsNotOnce()).isZero();
+    assertThat(afterRestart.effectsNotOnce()).isLessThanOrEqualTo(afterRestart.ranTwice());
   }
 
   @Test
@@ -264,6 +267,19 @@ abstract class ShardScenarios {
         },
         Duration.ofSeconds(90),
         "every shard owned once, at most " + most + " each, by " + names(group));
+  }
+
+  /** Each kind's shards are owned by as many different replicas as it has shards. */
+  private static void assertEachKindSpread(List<ServiceProcess> group, Shards shards) {
+    for (String kind : KINDS) {
+      Set<String> owners = new HashSet<>();
+      for (String shard : shards.keysOf(kind)) {
+        owners.add(ownerOf(shard, group).name);
+      }
+      assertThat(owners)
+          .as("the replicas owning the shards of " + kind)
+          .hasSize(Math.min(group.size(), shards.countOf(kind)));
+    }
   }
 
   /** Whether every shard is owned by exactly one replica of {@code group}. */
