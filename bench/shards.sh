@@ -13,7 +13,7 @@
 # three nodes would.
 
 suite_shards() {
-  local jobs=${BENCH_SHARDS_JOBS:-1200}   # noop jobs per drain
+  local jobs=${BENCH_SHARDS_JOBS:-3600}   # noop jobs per drain
   local zips=${BENCH_SHARDS_ZIPS:-6}      # zip jobs per drain
   local mib=${BENCH_SHARDS_ZIP_MIB:-96}   # size of the zip tree
 
