@@ -1,7 +1,6 @@
 package io.asyncjobs.engine;
 
 import io.asyncjobs.config.ServiceSettings;
-import io.asyncjobs.config.Shards;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.Job;
@@ -272,16 +271,7 @@ public abstract class JobService extends BaseService {
    */
   boolean awaitTasks(String shard, long deadlineNanos) throws InterruptedException {
     Optional<ShardRunner> runner = runner(shard);
-    if (runner.isEmpty()) {
-      return true;
-    }
-    for (Task task : runner.get().tasks()) {
-      long left = deadlineNanos - System.nanoTime();
-      if (left <= 0 || !task.returnedLatch.await(left, TimeUnit.NANOSECONDS)) {
-        return false;
-      }
-    }
-    return true;
+    return runner.isEmpty() || runner.get().awaitReturned(deadlineNanos);
   }
 
   /**
@@ -315,14 +305,8 @@ public abstract class JobService extends BaseService {
   public boolean awaitTasks(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     for (ShardRunner runner : runners) {
-      for (Task task : runner.tasks()) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          return false;
-        }
-        if (!task.returnedLatch.await(left, TimeUnit.NANOSECONDS)) {
-          return false;
-        }
+      if (!runner.awaitReturned(deadline)) {
+        return false;
       }
     }
     return true;
@@ -495,13 +479,6 @@ public abstract class JobService extends BaseService {
     }
     runners.addAll(created);
     created.forEach(ShardRunner::start);
-  }
-
-  /**
-   * As {@link #attach(EngineContext, int, List, Function)} with the one shard {@link Shards#ALL}.
-   */
-  void attach(EngineContext engineContext, int initialThreads, OwnerLock lock) {
-    attach(engineContext, initialThreads, List.of(Shards.ALL), key -> lock);
   }
 
   /**

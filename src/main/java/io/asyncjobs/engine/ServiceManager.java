@@ -61,36 +61,17 @@ public class ServiceManager {
   /** How often the trust watch looks at the lock; part of the takeover margin's arithmetic. */
   static final long TRUST_WATCH_MILLIS = 200;
 
-  private final ScheduledExecutorService trustWatch =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "jobs-trust-watch");
-            t.setDaemon(true);
-            return t;
-          });
-  private final ScheduledExecutorService balance =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "jobs-balance");
-            t.setDaemon(true);
-            return t;
-          });
+  private final ScheduledExecutorService trustWatch = daemonScheduler("jobs-trust-watch");
+  private final ScheduledExecutorService balance = daemonScheduler("jobs-balance");
 
   /** The members heartbeat, apart from the balance so that a long handover does not delay it. */
-  private final ScheduledExecutorService heartbeat =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "jobs-members");
-            t.setDaemon(true);
-            return t;
-          });
+  private final ScheduledExecutorService heartbeat = daemonScheduler("jobs-members");
 
   /** The last heartbeat failure, so that a streak is logged once. */
   private volatile String heartbeatError;
 
   private final JobsConfig config;
   private final Members members;
-  private volatile ShardBalancer balancer;
   private final OwnerLocks locks;
   private final Shards shards;
   private final HandOff handOff;
@@ -152,7 +133,6 @@ public class ServiceManager {
       ShardBalancer shardBalancer =
           new ShardBalancer(
               members, locks, handOff::announce, this::shardGroups, this::handOverShard);
-      balancer = shardBalancer;
       long period = config.lock().retryPeriod().toMillis();
       heartbeat.scheduleWithFixedDelay(this::beat, 0, period, TimeUnit.MILLISECONDS);
       balance.scheduleWithFixedDelay(shardBalancer::balance, period, period, TimeUnit.MILLISECONDS);
@@ -189,8 +169,8 @@ public class ServiceManager {
    */
   void followRetiredShards() {
     Map<String, Set<String>> active = context.store().activeShards();
+    Map<JobService, List<String>> emptied = new LinkedHashMap<>();
     Set<String> stillUsed = new java.util.HashSet<>();
-    List<String> gone = new ArrayList<>();
     for (BaseService service : all()) {
       if (!(service instanceof JobService jobService)) {
         continue;
@@ -209,34 +189,54 @@ public class ServiceManager {
       for (String key : jobService.shards()) {
         if (current.contains(key) || busy.contains(key)) {
           stillUsed.add(key);
-          continue;
-        }
-        // Stop its claims, then look again: a job enqueued meanwhile (by a replica still on the
-        // old mapping) keeps the runner.
-        jobService.beginDrain(key);
-        boolean removed = false;
-        try {
-          boolean empty =
-              !context.store().activeShards().getOrDefault(kind, Set.of()).contains(key);
-          removed = empty && jobService.removeShard(key);
-        } finally {
-          if (!removed) {
-            jobService.endDrain(key);
-          }
-        }
-        if (removed) {
-          LOG.infof("%s: retired shard %s has no jobs left; giving its lock up", kind, key);
-          gone.add(key);
         } else {
-          stillUsed.add(key);
+          emptied.computeIfAbsent(jobService, s -> new ArrayList<>()).add(key);
         }
       }
     }
+    if (emptied.isEmpty()) {
+      return;
+    }
+    // Stop their claims, then look once more: a job enqueued meanwhile (by a replica still on the
+    // old mapping) keeps its shard's runner.
+    emptied.forEach((service, keys) -> keys.forEach(service::beginDrain));
+    Map<String, Set<String>> again;
+    try {
+      again = context.store().activeShards();
+    } catch (RuntimeException e) {
+      emptied.forEach((service, keys) -> keys.forEach(service::endDrain));
+      throw e;
+    }
+    List<String> gone = new ArrayList<>();
+    emptied.forEach(
+        (service, keys) -> {
+          for (String key : keys) {
+            boolean empty = !again.getOrDefault(service.kind(), Set.of()).contains(key);
+            if (empty && service.removeShard(key)) {
+              LOG.infof(
+                  "%s: retired shard %s has no jobs left; giving its lock up", service.kind(), key);
+              gone.add(key);
+            } else {
+              service.endDrain(key);
+              stillUsed.add(key);
+            }
+          }
+        });
     for (String key : gone) {
       if (!stillUsed.contains(key)) {
         locks.retire(key);
       }
     }
+  }
+
+  /** One daemon thread, named {@code name}, that runs scheduled work. */
+  private static ScheduledExecutorService daemonScheduler(String name) {
+    return Executors.newSingleThreadScheduledExecutor(
+        r -> {
+          Thread t = new Thread(r, name);
+          t.setDaemon(true);
+          return t;
+        });
   }
 
   /** Says this replica is alive; never throws, so that the schedule goes on. */
@@ -254,12 +254,6 @@ public class ServiceManager {
         LOG.warnf("The members heartbeat failed; retrying every period: %s", message);
       }
     }
-  }
-
-  /** What the balance of shards saw last, or null (unsharded, or before its first round). */
-  ShardBalancer.Round lastBalance() {
-    ShardBalancer shardBalancer = balancer;
-    return shardBalancer == null ? null : shardBalancer.last();
   }
 
   /**
@@ -333,13 +327,6 @@ public class ServiceManager {
     } finally {
       jobServices.forEach(service -> service.endDrain(shard));
     }
-  }
-
-  /** The keys of every shard a registered job service has a runner for. */
-  List<String> shardKeys() {
-    List<String> keys = new ArrayList<>();
-    shardGroups().values().forEach(keys::addAll);
-    return keys;
   }
 
   /**

@@ -52,15 +52,10 @@ final class ShardBalancer {
   /** The last failure to read the members, so that a streak is logged once. */
   private String lastError;
 
-  /** What the last round saw; for the admin view and the logs. */
-  private volatile Round last;
+  /** The live count and target the last round logged: a change is logged once. */
+  private int loggedLive;
 
-  /**
-   * @param live how many replicas the round saw alive
-   * @param target how many shards this replica should own
-   * @param owned the shards it owned after the round
-   */
-  record Round(int live, int target, List<String> owned) {}
+  private int loggedTarget = -1;
 
   ShardBalancer(
       Members members,
@@ -152,10 +147,9 @@ final class ShardBalancer {
       }
       owned.addAll(ownedHere);
     }
-    Round now = new Round(live.size(), target, List.copyOf(owned));
-    Round before = last;
-    last = now;
-    if (before == null || before.live() != now.live() || before.target() != now.target()) {
+    if (live.size() != loggedLive || target != loggedTarget) {
+      loggedLive = live.size();
+      loggedTarget = target;
       LOG.infof(
           "%d replica(s) alive: this one's share is %d of %d shard(s); it owns %s",
           live.size(), target, total, owned);
@@ -185,18 +179,6 @@ final class ShardBalancer {
     return targets;
   }
 
-  /**
-   * The number of shards {@code self} should own of one group of {@code shards}: {@code shards /
-   * live} each, one more for the first {@code shards % live} replicas in name order.
-   */
-  static int targetOf(String self, Set<String> live, int shards) {
-    List<String> keys = new ArrayList<>();
-    for (int i = 0; i < shards; i++) {
-      keys.add(Integer.toString(i));
-    }
-    return targetsOf(self, live, Map.of("one", keys)).get("one");
-  }
-
   /** Hands one shard over; returns whether its lock was given up. */
   private boolean giveUp(String key, OwnerLock lock, int live, int target) {
     lock.compete(false);
@@ -215,10 +197,5 @@ final class ShardBalancer {
   private static Instant since(OwnerLock lock) {
     Instant since = lock.status().since();
     return since == null ? Instant.EPOCH : since;
-  }
-
-  /** What the last round saw, or null before the first. */
-  Round last() {
-    return last;
   }
 }

@@ -419,7 +419,11 @@ final class ShardRunner {
           stopped.add(task);
         }
       }
-      awaitReturn(stopped, HANDBACK_WAIT);
+      try {
+        awaitReturned(stopped, System.nanoTime() + HANDBACK_WAIT.toNanos());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
       Instant now = context.clock().now();
       Tally tally = new Tally();
       forget(outcomes.write(inFlight.values(), settings, now, tally));
@@ -451,18 +455,24 @@ final class ShardRunner {
     }
   }
 
-  private static void awaitReturn(List<Task> tasks, Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    try {
-      for (Task task : tasks) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0 || !task.returnedLatch.await(left, TimeUnit.NANOSECONDS)) {
-          return;
-        }
+  /**
+   * Waits until every task in flight now has returned from {@code process}, or the deadline.
+   *
+   * @return false when some were still running at the deadline
+   */
+  boolean awaitReturned(long deadlineNanos) throws InterruptedException {
+    return awaitReturned(tasks(), deadlineNanos);
+  }
+
+  private static boolean awaitReturned(List<Task> tasks, long deadlineNanos)
+      throws InterruptedException {
+    for (Task task : tasks) {
+      long left = deadlineNanos - System.nanoTime();
+      if (left <= 0 || !task.returnedLatch.await(left, TimeUnit.NANOSECONDS)) {
+        return false;
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
+    return true;
   }
 
   /** The settings the last tick read, or the current ones before the first tick. */

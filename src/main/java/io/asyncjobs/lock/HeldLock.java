@@ -31,11 +31,6 @@ abstract class HeldLock implements OwnerLock {
     }
   }
 
-  @Override
-  public boolean competes() {
-    return wanted;
-  }
-
   /** Whether attempts still happen: false once released, or when one has hung far too long. */
   abstract boolean competing();
 

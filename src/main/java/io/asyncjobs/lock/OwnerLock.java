@@ -74,11 +74,6 @@ public interface OwnerLock {
    */
   default void compete(boolean wanted) {}
 
-  /** Whether this replica tries to take the lock when it can; see {@link #compete}. */
-  default boolean competes() {
-    return true;
-  }
-
   /**
    * Gives the current holding up so that another replica can take the lock, and goes on as {@link
    * #compete} says (call {@code compete(false)} first, or this replica may take it straight back).

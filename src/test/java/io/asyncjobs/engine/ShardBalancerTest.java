@@ -48,11 +48,11 @@ class ShardBalancerTest {
   @Test
   void shouldGiveEachReplicaTheSharesOfItsNameOrder() {
     Set<String> live = Set.of("b", "a", "c");
-    assertThat(ShardBalancer.targetOf("a", live, 10)).isEqualTo(4);
-    assertThat(ShardBalancer.targetOf("b", live, 10)).isEqualTo(3);
-    assertThat(ShardBalancer.targetOf("c", live, 10)).isEqualTo(3);
-    assertThat(ShardBalancer.targetOf("a", Set.of("a"), 10)).isEqualTo(10);
-    assertThat(ShardBalancer.targetOf("d", Set.of("a", "b", "c", "d"), 3)).isZero();
+    assertThat(target("a", live, 10)).isEqualTo(4);
+    assertThat(target("b", live, 10)).isEqualTo(3);
+    assertThat(target("c", live, 10)).isEqualTo(3);
+    assertThat(target("a", Set.of("a"), 10)).isEqualTo(10);
+    assertThat(target("d", Set.of("a", "b", "c", "d"), 3)).isZero();
   }
 
   @Test
@@ -101,6 +101,12 @@ class ShardBalancerTest {
     replicas.remove(b);
     spread = settle(List.of(a, c, d));
     assertThat(spread.values()).containsExactlyInAnyOrder(4, 3, 3);
+  }
+
+  /** The target of {@code self} in one kind of {@code n} shards. */
+  private static int target(String self, Set<String> live, int n) {
+    List<String> keys = IntStream.range(0, n).mapToObj(i -> "k-" + i).toList();
+    return ShardBalancer.targetsOf(self, live, Map.of("k", keys)).get("k");
   }
 
   /**
