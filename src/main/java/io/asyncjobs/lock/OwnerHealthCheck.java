@@ -1,6 +1,11 @@
 package io.asyncjobs.lock;
 
+import io.asyncjobs.config.Shards;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
@@ -24,7 +29,7 @@ public class OwnerHealthCheck implements HealthCheck {
 
   @Override
   public HealthCheckResponse call() {
-    java.util.Map<String, OwnerLock> all = locks.all();
+    Map<String, OwnerLock> all = locks.all();
     if (all.isEmpty()) {
       return HealthCheckResponse.named("owner lock")
           .up()
@@ -32,7 +37,7 @@ public class OwnerHealthCheck implements HealthCheck {
           .withData("shards", "none yet")
           .build();
     }
-    if (all.size() > 1 || !all.containsKey(io.asyncjobs.config.Shards.ALL)) {
+    if (all.size() > 1 || !all.containsKey(Shards.ALL)) {
       return sharded(all);
     }
     OwnerStatus status = all.values().iterator().next().status();
@@ -55,11 +60,11 @@ public class OwnerHealthCheck implements HealthCheck {
    * With shards: down when some shard's lock no longer competes; the data name the shards this
    * replica owns and those it could not compete for.
    */
-  private HealthCheckResponse sharded(java.util.Map<String, OwnerLock> all) {
-    java.util.List<String> owned = new java.util.ArrayList<>();
-    java.util.List<String> stalled = new java.util.ArrayList<>();
+  private HealthCheckResponse sharded(Map<String, OwnerLock> all) {
+    List<String> owned = new ArrayList<>();
+    List<String> stalled = new ArrayList<>();
     String mode = null;
-    for (java.util.Map.Entry<String, OwnerLock> e : new java.util.TreeMap<>(all).entrySet()) {
+    for (java.util.Map.Entry<String, OwnerLock> e : new TreeMap<>(all).entrySet()) {
       OwnerStatus status = e.getValue().status();
       mode = status.mode();
       if (status.owner()) {

@@ -35,6 +35,9 @@ public final class PostgresOwnerLock extends HeldLock {
   /** LockTryAcquire: takes the lock if nobody holds it; never waits. */
   private static final String LOCK_TRY_ACQUIRE = "SELECT pg_try_advisory_lock(?)";
 
+  /** LockRelease: gives the lock up, leaving the session open. */
+  private static final String LOCK_RELEASE = "SELECT pg_advisory_unlock(?)";
+
   /** LockConfirm: whether this session still holds the lock (a bigint key spans classid, objid). */
   private static final String LOCK_CONFIRM =
       """
@@ -258,7 +261,7 @@ public final class PostgresOwnerLock extends HeldLock {
     released = true;
     timer.shutdownNow();
     if (holding.held() && connection != null) {
-      try (PreparedStatement unlock = connection.prepareStatement("SELECT pg_advisory_unlock(?)")) {
+      try (PreparedStatement unlock = connection.prepareStatement(LOCK_RELEASE)) {
         unlock.setLong(1, key);
         unlock.execute();
         LOG.infof("Released the owner lock (epoch %d)", holding.epoch());
@@ -276,7 +279,7 @@ public final class PostgresOwnerLock extends HeldLock {
       return;
     }
     long epoch = holding.epoch();
-    try (PreparedStatement unlock = connection.prepareStatement("SELECT pg_advisory_unlock(?)")) {
+    try (PreparedStatement unlock = connection.prepareStatement(LOCK_RELEASE)) {
       unlock.setLong(1, key);
       unlock.execute();
       holding.lost(null);

@@ -726,7 +726,7 @@ public class JobStore {
    * scan of the claim index (one probe per shard, however long the queue); running ones are few
    * (bounded by the concurrency limits).
    */
-  private static final String JOB_ACTIVE_SHARDS =
+  static final String JOB_ACTIVE_SHARDS =
       """
       WITH RECURSIVE pending AS (
         (SELECT kind, shard FROM jobs WHERE status = 'pending' ORDER BY kind, shard LIMIT 1)

@@ -2,6 +2,7 @@ package io.asyncjobs.failover;
 
 import io.asyncjobs.testing.MockApiServer;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 
@@ -24,13 +25,9 @@ class LeaseFailoverIT extends FailoverScenarios {
     // The other replica takes a released Lease at its next retry, which fabric8 jitters up to 2.2
     // retry periods away; half a second keeps the handover under the two seconds allowed (at 1 s a
     // run took 2.09 s).
-    return Map.of(
-        "JOBS_LOCK_MODE", "kubernetes",
-        "JOBS_LOCK_RETRY_PERIOD", "500ms",
-        "JOBS_LOCK_NAMESPACE", "default",
-        "QUARKUS_KUBERNETES_CLIENT_API_SERVER_URL", "http://127.0.0.1:" + apiServer.getPort(),
-        "QUARKUS_KUBERNETES_CLIENT_NAMESPACE", "default",
-        "QUARKUS_KUBERNETES_CLIENT_TRUST_CERTS", "true");
+    Map<String, String> env = new HashMap<>(MockApiServer.leaseEnvironment(apiServer));
+    env.put("JOBS_LOCK_RETRY_PERIOD", "500ms");
+    return env;
   }
 
   @AfterEach

@@ -19,12 +19,7 @@ class ShardsLeaseIT extends ShardScenarios {
   @Override
   Map<String, String> lockEnvironment() {
     apiServer = MockApiServer.start();
-    return Map.of(
-        "JOBS_LOCK_MODE", "kubernetes",
-        "JOBS_LOCK_NAMESPACE", "default",
-        "QUARKUS_KUBERNETES_CLIENT_API_SERVER_URL", "http://127.0.0.1:" + apiServer.getPort(),
-        "QUARKUS_KUBERNETES_CLIENT_NAMESPACE", "default",
-        "QUARKUS_KUBERNETES_CLIENT_TRUST_CERTS", "true");
+    return MockApiServer.leaseEnvironment(apiServer);
   }
 
   /** The bound: the lease duration (a Lease unrenewed that long is taken) + 2 s. */

@@ -117,6 +117,12 @@ class QueryPlansTest {
   }
 
   @Test
+  void shouldFindTheShardsWithJobsWithoutReadingTheFinishedOnes() throws Exception {
+    // Every tick's look for retired shards: a probe of the claim index per shard, not the table.
+    assertNoSeqScanOfJobs(JobStore.JOB_ACTIVE_SHARDS);
+  }
+
+  @Test
   void shouldClaimFromOneShardWithoutWalkingTheKindsOtherShards() throws Exception {
     // A backlog of 20,000 pending zips in one shard, and a few in another.
     try (Statement s = c.createStatement()) {

@@ -15,6 +15,16 @@ public final class MockApiServer {
 
   private MockApiServer() {}
 
+  /** The environment that puts a packaged replica in Lease mode against {@code server}. */
+  public static java.util.Map<String, String> leaseEnvironment(KubernetesMockServer server) {
+    return java.util.Map.of(
+        "JOBS_LOCK_MODE", "kubernetes",
+        "JOBS_LOCK_NAMESPACE", "default",
+        "QUARKUS_KUBERNETES_CLIENT_API_SERVER_URL", "http://127.0.0.1:" + server.getPort(),
+        "QUARKUS_KUBERNETES_CLIENT_NAMESPACE", "default",
+        "QUARKUS_KUBERNETES_CLIENT_TRUST_CERTS", "true");
+  }
+
   /** Starts one; {@link KubernetesMockServer#destroy()} stops it. */
   public static KubernetesMockServer start() {
     KubernetesMockServer server =
