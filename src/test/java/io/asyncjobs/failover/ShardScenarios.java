@@ -200,10 +200,101 @@ abstract class ShardScenarios {
     assertThat(effects.lost() + effects.failed() + effects.ranTwice()).isZero();
   }
 
+  /**
+   * A rolling change of the mapping, from {@code none} to {@code per-kind} with noop over two
+   * shards and back, while jobs of both mappings wait: replicas on either mapping enqueue (their
+   * jobs stamped as that mapping says), the new replicas work the old mapping's shards under those
+   * shards' own locks until they are empty and then give those locks up, and nothing is lost,
+   * failed or run twice at once.
+   */
+  @Test
+  void shouldWorkTheOldMappingsJobsWhileTheMappingChangesBothWays(TestInfo test) throws Exception {
+    start(test);
+    Shards none = Shards.NONE;
+    Shards perKind = new Shards(Shards.Mode.PER_KIND, Map.of("noop", 2));
+    Map<String, String> unsharded = mapped(none, 4);
+    Map<String, String> sharded = mapped(perKind, 4);
+    Set<String> allOfNone = Set.of(Shards.ALL);
+    Set<String> allOfPerKind = new HashSet<>();
+    for (String kind : KINDS) {
+      allOfPerKind.addAll(perKind.keysOf(kind));
+    }
+
+    ServiceProcess a = replica("a", unsharded);
+    ServiceProcess b = replica("b", unsharded);
+    List<ServiceProcess> group = new ArrayList<>(List.of(a, b));
+    await(() -> ownedOnceBy(group, allOfNone), Duration.ofSeconds(30), "one owner of " + allOfNone);
+    List<UUID> oldJobs = new ArrayList<>(enqueueNoop(none, 600, 100));
+    long changedAt = System.nanoTime();
+    ServiceProcess a1 = replace(group, a, "a1", sharded);
+    oldJobs.addAll(enqueueNoop(none, 100, 100)); // from b, still on the old mapping
+    List<UUID> newJobs = new ArrayList<>(enqueueNoop(perKind, 200, 100)); // from a1
+    ServiceProcess b1 = replace(group, b, "b1", sharded);
+    newJobs.addAll(enqueueNoop(perKind, 100, 100));
+    awaitDrained(Duration.ofSeconds(120));
+    // The retired shard's lock is given up once it is empty: the next look finds it so.
+    Duration settled =
+        await(
+            () -> ownedOnceBy(group, allOfPerKind),
+            Duration.ofSeconds(40),
+            "the shards of per-kind owned once by " + names(group) + ", and all by no one");
+    Effects forward = effects();
+    long oldByNew = executedBy(oldJobs, List.of(a1.name, b1.name));
+    figure(
+        "none to per-kind while "
+            + oldJobs.size()
+            + " jobs of none waited: "
+            + oldByNew
+            + " of them run by the per-kind replicas; all drained, its lock given up, "
+            + millis(Duration.ofNanos(System.nanoTime() - changedAt))
+            + " after the change began ("
+            + millis(settled)
+            + " after the drain)");
+    figure("after none to per-kind: " + forward.line("mapping change", millis(settled)));
+    assertThat(oldByNew).as("jobs of the old mapping that the new replicas ran").isPositive();
+    assertThat(executedBy(newJobs, List.of(a1.name, b1.name))).isEqualTo(newJobs.size());
+    assertThat(forward.lost()).isZero();
+    assertThat(forward.failed()).isZero();
+    assertThat(forward.overlapping()).isZero();
+    assertThat(forward.effectsNotOnce()).isLessThanOrEqualTo(forward.ranTwice());
+
+    List<UUID> shardedJobs = new ArrayList<>(enqueueNoop(perKind, 800, 100));
+    changedAt = System.nanoTime();
+    ServiceProcess a2 = replace(group, a1, "a2", unsharded);
+    shardedJobs.addAll(enqueueNoop(perKind, 100, 100)); // from b1
+    List<UUID> unshardedJobs = new ArrayList<>(enqueueNoop(none, 100, 100)); // from a2
+    ServiceProcess b2 = replace(group, b1, "b2", unsharded);
+    unshardedJobs.addAll(enqueueNoop(none, 100, 100));
+    awaitDrained(Duration.ofSeconds(120));
+    settled =
+        await(
+            () -> ownedOnceBy(group, allOfNone),
+            Duration.ofSeconds(40),
+            "all owned once by " + names(group) + ", the shards of per-kind by no one");
+    Effects back = effects();
+    long shardedByNone = executedBy(shardedJobs, List.of(a2.name, b2.name));
+    figure(
+        "per-kind back to none while "
+            + shardedJobs.size()
+            + " jobs of per-kind waited: "
+            + shardedByNone
+            + " of them run by the unsharded replicas; all drained, their locks given up, "
+            + millis(Duration.ofNanos(System.nanoTime() - changedAt))
+            + " after the change began");
+    figure("after per-kind to none: " + back.line("mapping change back", millis(settled)));
+    assertThat(shardedByNone).as("jobs of per-kind that the unsharded replicas ran").isPositive();
+    assertThat(executedBy(unshardedJobs, List.of(a2.name, b2.name)))
+        .isEqualTo(unshardedJobs.size());
+    assertThat(back.lost()).isZero();
+    assertThat(back.failed()).isZero();
+    assertThat(back.overlapping()).isZero();
+    assertThat(back.effectsNotOnce()).isLessThanOrEqualTo(back.ranTwice());
+  }
+
   // ---- the cluster -----------------------------------------------------------------------
 
-  /** A fresh database and the environment of this scenario's replicas. */
-  private Shards start(TestInfo test, int noopShards, int noopMaxConcurrent) throws Exception {
+  /** A fresh database and the environment every replica of this scenario shares. */
+  private void start(TestInfo test) throws Exception {
     String method = test.getTestMethod().map(m -> m.getName()).orElse("x");
     scenario = method.substring(0, Math.min(method.length(), 16));
     Path root = Files.createDirectories(Path.of("target", "failover"));
@@ -217,27 +308,66 @@ abstract class ShardScenarios {
     env.put("JOBS_LOCK_LEASE_DURATION", LEASE_DURATION.toSeconds() + "s");
     env.put("JOBS_LOCK_HANDOVER_GRACE", "3s");
     env.putAll(lockEnvironment());
+  }
+
+  /** {@link #start(TestInfo)}, then every kind over two shards and noop over {@code noopShards}. */
+  private Shards start(TestInfo test, int noopShards, int noopMaxConcurrent) throws Exception {
+    start(test);
     Map<String, Integer> counts = new HashMap<>();
-    StringBuilder config = new StringBuilder("jobs.lock.sharding=per-kind\n");
+    for (String kind : KINDS) {
+      counts.put(kind, kind.equals("noop") ? noopShards : 2);
+    }
+    Shards shards = new Shards(Shards.Mode.PER_KIND, counts);
+    env = mapped(shards, noopMaxConcurrent);
+    return shards;
+  }
+
+  /** The scenario's environment with {@code shards} as the mapping, in a configuration file. */
+  private Map<String, String> mapped(Shards shards, int noopMaxConcurrent) throws Exception {
+    StringBuilder config = new StringBuilder("jobs.lock.sharding=");
+    config.append(shards.mode() == Shards.Mode.NONE ? "none" : "per-kind").append('\n');
     config.append("jobs.services.noop.enabled=true\n");
     config.append("jobs.services.noop.max-concurrent=").append(noopMaxConcurrent).append('\n');
     for (String kind : KINDS) {
-      int n = kind.equals("noop") ? noopShards : 2;
-      counts.put(kind, n);
-      config.append("jobs.services.").append(kind).append(".shards=").append(n).append('\n');
+      config
+          .append("jobs.services.")
+          .append(kind)
+          .append(".shards=")
+          .append(shards.countOf(kind))
+          .append('\n');
     }
-    Path file = Files.createTempFile(root, "shards", ".properties");
+    Path file = Files.createTempFile(Path.of("target", "failover"), "shards", ".properties");
     Files.writeString(file, config.toString());
-    env.put("QUARKUS_CONFIG_LOCATIONS", file.toUri().toString());
-    return new Shards(Shards.Mode.PER_KIND, counts);
+    Map<String, String> mapped = new HashMap<>(env);
+    mapped.put("QUARKUS_CONFIG_LOCATIONS", file.toUri().toString());
+    return mapped;
   }
 
   private ServiceProcess replica(String name) throws Exception {
+    return replica(name, env);
+  }
+
+  private ServiceProcess replica(String name, Map<String, String> environment) throws Exception {
     ServiceProcess replica =
-        ServiceProcess.start("shards-" + mode() + "-" + scenario + "-" + name, env);
+        ServiceProcess.start("shards-" + mode() + "-" + scenario + "-" + name, environment);
     replicas.add(replica);
     replica.awaitReady(Duration.ofSeconds(90));
     return replica;
+  }
+
+  /**
+   * Stops {@code old} gracefully and starts {@code name} in its place in {@code group}, as one step
+   * of a rolling update.
+   */
+  private ServiceProcess replace(
+      List<ServiceProcess> group, ServiceProcess old, String name, Map<String, String> environment)
+      throws Exception {
+    old.terminate();
+    assertThat(old.awaitExit(Duration.ofSeconds(30))).isTrue();
+    group.remove(old);
+    ServiceProcess fresh = replica(name, environment);
+    group.add(fresh);
+    return fresh;
   }
 
   private static Set<String> allShards(Shards shards) {
@@ -282,17 +412,34 @@ abstract class ShardScenarios {
     }
   }
 
-  /** Whether every shard is owned by exactly one replica of {@code group}. */
+  /**
+   * Whether every shard is owned by exactly one replica of {@code group} and no other shard by any.
+   */
   private static boolean ownedOnceBy(List<ServiceProcess> group, Set<String> all) {
     Map<String, Integer> owners = new HashMap<>();
     for (ServiceProcess replica : group) {
-      Set<String> owned = replica.ownedShards();
+      Set<String> owned = owned(replica);
       if (owned == null) {
         return false;
       }
       owned.forEach(shard -> owners.merge(shard, 1, Integer::sum));
     }
     return owners.keySet().equals(all) && owners.values().stream().allMatch(n -> n == 1);
+  }
+
+  /**
+   * The shards {@code replica} owns: as its readiness check lists them, or {@link Shards#ALL} when
+   * it has that one lock only and owns it; null when it does not answer.
+   */
+  private static Set<String> owned(ServiceProcess replica) {
+    String body = replica.readinessBody();
+    if (body == null) {
+      return null;
+    }
+    if (body.contains("\"owned\"")) {
+      return replica.ownedShards();
+    }
+    return body.replace(" ", "").contains("\"owner\":true") ? Set.of(Shards.ALL) : Set.of();
   }
 
   private static ServiceProcess ownerOf(String shard, List<ServiceProcess> group) {
@@ -342,6 +489,22 @@ abstract class ShardScenarios {
   private Effects effects() throws SQLException {
     try (Connection c = connect()) {
       return Effects.count(c, List.of(), died);
+    }
+  }
+
+  /** How many of {@code uids} were executed, at least once, on one of {@code replicas}. */
+  private long executedBy(List<UUID> uids, List<String> replicas) throws SQLException {
+    try (Connection c = connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT count(DISTINCT uid) FROM noop_executions"
+                    + " WHERE uid = ANY (?) AND replica = ANY (?)")) {
+      ps.setArray(1, c.createArrayOf("uuid", uids.toArray()));
+      ps.setArray(2, c.createArrayOf("text", replicas.toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
     }
   }
 
