@@ -15,8 +15,8 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The admin CLI: picks the command (list, show, retry, cancel, prune, settings, one class each),
- * parses its arguments, checks the schema, and turns what went wrong into an exit code and a
+ * The admin CLI: picks the command (list, show, retry, cancel, prune, settings, owners, one class
+ * each), parses its arguments, checks the schema, and turns what went wrong into an exit code and a
  * message. Each command goes through the same operations as the HTTP API, so it finds the same jobs
  * and refuses the same input with the same words; {@link Main} runs it in a process that serves no
  * HTTP and processes no jobs.
@@ -59,6 +59,7 @@ public class AdminCli {
         cancel     cancel a pending job, or ask the owner to stop a running one
         prune      delete expired finished jobs now, after their kind's cleanup
         settings   show or change the services' settings
+        owners     show who owns each shard, since when, and its queued jobs
 
       Every command takes --json (one JSON document on standard output) and --help.
       Exit codes: 0 done, 1 failed, 2 usage error, 3 not found, 4 conflict.
@@ -74,9 +75,10 @@ public class AdminCli {
       RetryCommand retry,
       CancelCommand cancel,
       PruneCommand prune,
-      SettingsCommand settings) {
+      SettingsCommand settings,
+      OwnersCommand owners) {
     this.schema = schema;
-    for (Command command : List.of(list, show, retry, cancel, prune, settings)) {
+    for (Command command : List.of(list, show, retry, cancel, prune, settings, owners)) {
       commands.put(command.name(), command);
     }
   }

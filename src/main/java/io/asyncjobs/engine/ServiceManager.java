@@ -4,6 +4,7 @@ import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.config.Shards;
 import io.asyncjobs.lock.HandOff;
 import io.asyncjobs.lock.Members;
+import io.asyncjobs.lock.OlderRelease;
 import io.asyncjobs.lock.OwnerLocks;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.JobQueue;
@@ -72,6 +73,7 @@ public class ServiceManager {
 
   private final JobsConfig config;
   private final Members members;
+  private final OlderRelease olderRelease;
   private final OwnerLocks locks;
   private final Shards shards;
   private final HandOff handOff;
@@ -85,6 +87,7 @@ public class ServiceManager {
       JobsConfig config,
       OwnerLocks locks,
       Members members,
+      OlderRelease olderRelease,
       Shards shards,
       JobStore store,
       SettingsStore settings,
@@ -94,6 +97,7 @@ public class ServiceManager {
     this.config = config;
     this.locks = locks;
     this.members = members;
+    this.olderRelease = olderRelease;
     this.shards = shards;
     this.handOff = handOff;
     this.context =
@@ -132,7 +136,12 @@ public class ServiceManager {
       // other replicas have seen this one), says for how many.
       ShardBalancer shardBalancer =
           new ShardBalancer(
-              members, locks, handOff::announce, this::shardGroups, this::handOverShard);
+              members,
+              locks,
+              handOff::announce,
+              this::shardGroups,
+              this::handOverShard,
+              olderRelease);
       long period = config.lock().retryPeriod().toMillis();
       heartbeat.scheduleWithFixedDelay(this::beat, 0, period, TimeUnit.MILLISECONDS);
       balance.scheduleWithFixedDelay(shardBalancer::balance, period, period, TimeUnit.MILLISECONDS);

@@ -1,6 +1,7 @@
 package io.asyncjobs.engine;
 
 import io.asyncjobs.lock.Members;
+import io.asyncjobs.lock.OlderRelease;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.OwnerLocks;
 import io.asyncjobs.lock.Trust;
@@ -9,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Supplier;
@@ -28,6 +30,10 @@ import org.jboss.logging.Logger;
  * one at its target competes for none. Two replicas under target may both take a free shard in one
  * round; the one over its target then hands its newest back.
  *
+ * <p>While a replica of a release before shards holds the unsharded lock (it claims and rescues
+ * every kind's rows, whatever their shard), this replica hands every shard over and competes for
+ * none, and says so once; the balance resumes when that holding ends.
+ *
  * <p>With the unsharded default there is one lock and nothing to balance: this never runs.
  */
 final class ShardBalancer {
@@ -39,6 +45,7 @@ final class ShardBalancer {
   private final Runnable announce;
   private final Supplier<Map<String, List<String>>> shards;
   private final ShardHandOver handOver;
+  private final OlderRelease olderRelease;
 
   /**
    * Hands one shard's jobs back (every kind's runner of it), runs {@code whileDrained} while no
@@ -57,17 +64,22 @@ final class ShardBalancer {
 
   private int loggedTarget = -1;
 
+  /** The older release's holder the last round logged, or null while there is none. */
+  private String loggedOlder;
+
   ShardBalancer(
       Members members,
       OwnerLocks locks,
       Runnable announce,
       Supplier<Map<String, List<String>>> shards,
-      ShardHandOver handOver) {
+      ShardHandOver handOver,
+      OlderRelease olderRelease) {
     this.members = members;
     this.locks = locks;
     this.announce = announce;
     this.shards = shards;
     this.handOver = handOver;
+    this.olderRelease = olderRelease;
   }
 
   /** One round; never throws, so that the schedule never stops. */
@@ -97,6 +109,9 @@ final class ShardBalancer {
     if (lastError != null) {
       lastError = null;
       LOG.info("The live replicas can be read again");
+    }
+    if (olderReleaseHolds(live.size())) {
+      return;
     }
     // Only shards whose lock exists: a retired shard dropped meanwhile must not get it back.
     Map<String, OwnerLock> existing = locks.all();
@@ -177,6 +192,47 @@ final class ShardBalancer {
       offset = (offset + extra) % n;
     }
     return targets;
+  }
+
+  /**
+   * Whether a replica of a release before shards holds the unsharded lock; if so, every shard held
+   * here is handed over and none is competed for. When that cannot be told, the shards stay as they
+   * are for this round.
+   */
+  private boolean olderReleaseHolds(int live) {
+    Optional<String> older;
+    try {
+      older = olderRelease.holder();
+    } catch (RuntimeException e) {
+      LOG.debugf("Could not tell whether an older release holds the lock: %s", e.getMessage());
+      return true;
+    }
+    if (older.isEmpty()) {
+      if (loggedOlder != null) {
+        LOG.infof(
+            "%s (a release before shards) no longer holds the lock; balancing the shards",
+            loggedOlder);
+        loggedOlder = null;
+      }
+      return false;
+    }
+    if (!older.get().equals(loggedOlder)) {
+      loggedOlder = older.get();
+      LOG.warnf(
+          "%s runs a release before shards and holds the unsharded lock: it works every kind's"
+              + " jobs whatever their shard, so this replica holds no shard until it lets go. Roll"
+              + " every replica out to this release with jobs.lock.sharding=none first, then"
+              + " change the mapping",
+          older.get());
+    }
+    for (Map.Entry<String, OwnerLock> e : locks.all().entrySet()) {
+      OwnerLock lock = e.getValue();
+      lock.compete(false);
+      if (lock.trust() != Trust.NONE) {
+        giveUp(e.getKey(), lock, live, 0);
+      }
+    }
+    return true;
   }
 
   /** Hands one shard over; returns whether its lock was given up. */

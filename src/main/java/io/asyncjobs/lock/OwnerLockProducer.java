@@ -133,6 +133,34 @@ public class OwnerLockProducer {
     return new PostgresMembers(dataSource, lock.name(), identity);
   }
 
+  /**
+   * Whether a replica of a release before shards holds the unsharded lock: only a sharded mapping
+   * asks (the unsharded one takes that lock itself, like the older release).
+   */
+  @Produces
+  @ApplicationScoped
+  OlderRelease olderRelease(
+      JobsConfig config,
+      Shards shards,
+      AgroalDataSource dataSource,
+      Instance<KubernetesClient> kubernetes) {
+    JobsConfig.Lock lock = config.lock();
+    if (lock.mode() == JobsConfig.Lock.Mode.NONE || shards.isUnsharded()) {
+      return OlderRelease.none();
+    }
+    if (useKubernetes(lock.mode())) {
+      KubernetesClient client = kubernetes.get();
+      Clock clock = Clock.offset(Clock.systemUTC(), lock.wallClockOffset());
+      return OlderRelease.kubernetes(
+          dataSource,
+          electionClient(client, lock),
+          namespaceOf(client, lock),
+          lock.name(),
+          clock::instant);
+    }
+    return OlderRelease.postgres(dataSource, lock.name());
+  }
+
   /** The lock of the shard {@code all}: the one lock of the unsharded default. */
   @Produces
   @ApplicationScoped

@@ -84,6 +84,7 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
   private final QueueDepths queueDepths;
   private final ServiceManager services;
   private final ConcurrentMap<String, KindMeters> kinds = new ConcurrentHashMap<>();
+  private final ConcurrentMap<ShardKey, ShardMeters> shardMeters = new ConcurrentHashMap<>();
   private volatile boolean refreshFailing;
   private final OwnerLocks ownerLocks;
   private final Duration followerInterval;
@@ -206,9 +207,67 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
       }
       m.oldestPending.set(depths.oldestPending().get(kind));
     }
+    refreshShardGauges(depths.byShard());
+  }
+
+  /**
+   * Sets the pending and running gauges of every shard that the mapping names or that has such jobs
+   * (a retired one); a shard that has neither any more loses its gauges.
+   */
+  private void refreshShardGauges(Map<String, Map<String, Map<JobStatus, Long>>> byShard) {
+    Set<ShardKey> shown = new HashSet<>();
+    for (String kind : services.kinds()) {
+      services
+          .jobService(kind)
+          .ifPresent(s -> s.shards().forEach(shard -> shown.add(new ShardKey(kind, shard))));
+    }
+    byShard.forEach(
+        (kind, shards) -> shards.keySet().forEach(shard -> shown.add(new ShardKey(kind, shard))));
+    for (ShardKey key : shown) {
+      Map<JobStatus, Long> counts =
+          byShard.getOrDefault(key.kind(), Map.of()).getOrDefault(key.shard(), Map.of());
+      ShardMeters m = shardMeters.computeIfAbsent(key, ShardMeters::new);
+      m.pending.set(counts.getOrDefault(JobStatus.PENDING, 0L));
+      m.running.set(counts.getOrDefault(JobStatus.RUNNING, 0L));
+    }
+    for (ShardKey key : Set.copyOf(shardMeters.keySet())) {
+      if (!shown.contains(key)) {
+        shardMeters.remove(key).remove();
+      }
+    }
   }
 
   // ---- meters ----------------------------------------------------------------------------
+
+  private record ShardKey(String kind, String shard) {}
+
+  /** The queue gauges of one shard of a kind: its pending and running jobs. */
+  private final class ShardMeters {
+    final AtomicLong pending = new AtomicLong();
+    final AtomicLong running = new AtomicLong();
+    final Gauge pendingGauge;
+    final Gauge runningGauge;
+
+    ShardMeters(ShardKey key) {
+      pendingGauge = gauge(key, JobStatus.PENDING, pending);
+      runningGauge = gauge(key, JobStatus.RUNNING, running);
+    }
+
+    private Gauge gauge(ShardKey key, JobStatus status, AtomicLong value) {
+      return Gauge.builder("jobs.shard.queue.depth", value, AtomicLong::get)
+          .description("Pending and running jobs of one shard of a kind, as of the last refresh")
+          .tag("kind", key.kind())
+          .tag("shard", key.shard())
+          .tag("status", status.dbValue())
+          .strongReference(true)
+          .register(registry);
+    }
+
+    void remove() {
+      registry.remove(pendingGauge);
+      registry.remove(runningGauge);
+    }
+  }
 
   private KindMeters meters(String kind) {
     return kinds.computeIfAbsent(kind, KindMeters::new);

@@ -61,7 +61,34 @@ public class ShardOwners {
   public record ShardOwner(
       String shard, String lock, String holder, Instant since, Long epoch, boolean ownedHere) {}
 
-  private record Holding(String holder, long epoch, Instant takenAt, String session) {}
+  /**
+   * A lock's last holding, as the database records it.
+   *
+   * @param holder the replica that took its newest epoch, or null when none was ever taken
+   * @param epoch that epoch, or null
+   * @param takenAt when it was taken, or null
+   * @param session the {@code application_name} of the session holding the lock's advisory key now,
+   *     or null (always null in Kubernetes mode)
+   */
+  public record Holding(String holder, Long epoch, Instant takenAt, String session) {
+
+    /** The replica whose session holds the advisory key now, or null. */
+    public String sessionHolder() {
+      return PostgresMembers.identityOf(session);
+    }
+
+    /** Whether the recorded holding is {@code replica}'s (whose name a session may shorten). */
+    public boolean isOf(String replica) {
+      if (holder == null || replica == null) {
+        return false;
+      }
+      if (holder.equals(replica)) {
+        return true;
+      }
+      int cut = replica.indexOf('~');
+      return cut > 0 && holder.startsWith(replica.substring(0, cut));
+    }
+  }
 
   private final ServiceManager services;
   private final OwnerLocks locks;
@@ -80,7 +107,7 @@ public class ShardOwners {
     for (String kind : services.kinds()) {
       services.jobService(kind).map(JobService::shards).ifPresent(s -> shardsByKind.put(kind, s));
     }
-    Map<String, Holding> holdings = holdings(all);
+    Map<String, Holding> holdings = holdings(all.values().stream().map(OwnerLock::name).toList());
     Map<String, List<ShardOwner>> owners = new HashMap<>();
     shardsByKind.forEach(
         (kind, shards) -> {
@@ -103,13 +130,13 @@ public class ShardOwners {
           shard, lock.name(), lock.identity(), status.since(), status.epoch(), true);
     }
     String holder = lock.holder();
-    if (holder == null && holding != null && holding.session() != null) {
-      holder = PostgresMembers.identityOf(holding.session());
+    if (holder == null && holding != null) {
+      holder = holding.sessionHolder();
     }
     if (holder == null) {
       return new ShardOwner(shard, lock.name(), null, null, null, false);
     }
-    boolean recorded = holding != null && holding.holder() != null && sameReplica(holding, holder);
+    boolean recorded = holding != null && holding.isOf(holder);
     return new ShardOwner(
         shard,
         lock.name(),
@@ -119,21 +146,16 @@ public class ShardOwners {
         false);
   }
 
-  /** Whether the recorded holder is {@code holder}, which a session name may have shortened. */
-  private static boolean sameReplica(Holding holding, String holder) {
-    if (holding.holder().equals(holder)) {
-      return true;
-    }
-    int cut = holder.indexOf('~');
-    return cut > 0 && holding.holder().startsWith(holder.substring(0, cut));
-  }
-
-  private Map<String, Holding> holdings(Map<String, OwnerLock> all) {
+  /**
+   * The last holding of each of {@code lockNames}, by lock name; empty when the database cannot be
+   * read.
+   */
+  public Map<String, Holding> holdings(List<String> lockNames) {
     Map<String, Holding> holdings = new HashMap<>();
-    if (all.isEmpty()) {
+    if (lockNames.isEmpty()) {
       return holdings;
     }
-    String[] names = all.values().stream().map(OwnerLock::name).toArray(String[]::new);
+    String[] names = lockNames.toArray(String[]::new);
     Long[] keys = new Long[names.length];
     for (int i = 0; i < names.length; i++) {
       keys[i] = PostgresOwnerLock.keyOf(names[i]);
@@ -145,11 +167,12 @@ public class ShardOwners {
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           Timestamp taken = rs.getTimestamp(4);
+          long epoch = rs.getLong(3);
           holdings.put(
               rs.getString(1),
               new Holding(
                   rs.getString(2),
-                  rs.getLong(3),
+                  rs.wasNull() ? null : epoch,
                   taken == null ? null : taken.toInstant(),
                   rs.getString(5)));
         }

@@ -12,23 +12,24 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Map;
 
-/** How many jobs each kind holds in each status, for the queue-depth gauges. */
+/** How many jobs each kind, and each shard of it, holds in each status, for the queue gauges. */
 @ApplicationScoped
 public class QueueDepths {
 
   /**
-   * JobCountByKindAndStatus: pending and running jobs counted from their partial index (what is
-   * queued or under way, never history), with the creation time of the oldest pending job of each
-   * kind; done and failed jobs from the totals the triggers keep.
+   * JobCountByKindAndStatus: pending and running jobs counted by kind and shard from their partial
+   * index (what is queued or under way, never history), with the creation time of the oldest
+   * pending job of each; done and failed jobs from the totals the triggers keep, which have no
+   * shard.
    */
   public static final String JOB_COUNT_BY_KIND_AND_STATUS =
       """
-      SELECT kind, status, count(*), min(created_at)
+      SELECT kind, shard, status, count(*), min(created_at)
         FROM jobs
        WHERE status IN ('pending', 'running')
-       GROUP BY 1, 2
+       GROUP BY 1, 2, 3
        UNION ALL
-      SELECT kind, status, jobs, NULL FROM job_totals
+      SELECT kind, NULL, status, jobs, NULL FROM job_totals
       """;
 
   private final AgroalDataSource dataSource;
@@ -38,40 +39,53 @@ public class QueueDepths {
   }
 
   /**
-   * Every kind's counts now. A kind without jobs is absent.
+   * Every kind's counts now. A kind without jobs is absent, and so is a shard without pending or
+   * running jobs.
    *
    * @throws SQLException when the database cannot be read
    */
   public Depths read() throws SQLException {
     Map<String, Map<JobStatus, Long>> counts = new HashMap<>();
+    Map<String, Map<String, Map<JobStatus, Long>>> byShard = new HashMap<>();
     Map<String, Instant> oldest = new HashMap<>();
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_COUNT_BY_KIND_AND_STATUS);
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
         String kind = rs.getString(1);
-        JobStatus status = JobStatus.fromDbValue(rs.getString(2)).orElse(null);
+        String shard = rs.getString(2);
+        JobStatus status = JobStatus.fromDbValue(rs.getString(3)).orElse(null);
         if (status == null) {
           continue;
         }
+        long n = rs.getLong(4);
         counts
             .computeIfAbsent(kind, k -> new EnumMap<>(JobStatus.class))
-            .put(status, rs.getLong(3));
-        OffsetDateTime created = rs.getObject(4, OffsetDateTime.class);
+            .merge(status, n, Long::sum);
+        if (shard != null) {
+          byShard
+              .computeIfAbsent(kind, k -> new HashMap<>())
+              .computeIfAbsent(shard, k -> new EnumMap<>(JobStatus.class))
+              .put(status, n);
+        }
+        OffsetDateTime created = rs.getObject(5, OffsetDateTime.class);
         if (created != null && status == JobStatus.PENDING) {
-          oldest.put(kind, created.toInstant());
+          oldest.merge(kind, created.toInstant(), (a, b) -> a.isBefore(b) ? a : b);
         }
       }
     }
-    return new Depths(counts, oldest);
+    return new Depths(counts, byShard, oldest);
   }
 
   /**
    * The counts of {@link #read}.
    *
    * @param counts per kind, jobs by status (a status without jobs is absent)
+   * @param byShard per kind and shard, its pending and running jobs by status
    * @param oldestPending per kind, the creation time of its oldest pending job
    */
   public record Depths(
-      Map<String, Map<JobStatus, Long>> counts, Map<String, Instant> oldestPending) {}
+      Map<String, Map<JobStatus, Long>> counts,
+      Map<String, Map<String, Map<JobStatus, Long>>> byShard,
+      Map<String, Instant> oldestPending) {}
 }

@@ -52,6 +52,7 @@ class AdminCliTest {
   @Inject SettingsStore settings;
   @Inject TestClock clock;
   @Inject Database db;
+  @Inject io.asyncjobs.lock.OwnerLocks locks;
 
   @BeforeEach
   void clean() {
@@ -395,11 +396,60 @@ class AdminCliTest {
   }
 
   @Test
+  void shouldShowWhoOwnsEachShardAndWhatItHolds() {
+    enqueue(NoopService.KIND, Map.of("sleep_ms", 1), "alice");
+    // A shard of an earlier mapping that still has a job: listed as retired, held by nobody.
+    UUID retired = enqueue(NoopService.KIND, Map.of("sleep_ms", 1), "alice");
+    db.update("UPDATE jobs SET shard = 'noop-3' WHERE uid = ?", retired);
+    String self = locks.primary().identity();
+    long epoch = locks.primary().status().epoch();
+
+    JsonNode all = run("owners", "--json").json();
+    List<String> kinds = new ArrayList<>();
+    for (JsonNode row : all.get("shards")) {
+      kinds.add(row.get("kind").asText());
+    }
+    assertThat(kinds).contains("zip", "fork", "seo", "deepsearch", "seo_meta", NoopService.KIND);
+    JsonNode noop = run("owners", NoopService.KIND, "--json").json().get("shards");
+    assertThat(noop).hasSize(2);
+    JsonNode current = noop.get(0);
+    assertThat(current.get("shard").asText()).isEqualTo("all");
+    assertThat(current.get("lock").asText()).isEqualTo(locks.primary().name());
+    assertThat(current.get("holder").asText()).isEqualTo(self);
+    assertThat(current.get("held_through").asText()).isEqualTo("advisory-lock");
+    assertThat(current.get("epoch").asLong()).isEqualTo(epoch);
+    assertThat(current.get("since").asText()).isNotEmpty();
+    assertThat(current.get("pending").asLong()).isEqualTo(1);
+    assertThat(current.get("retired").asBoolean()).isFalse();
+    JsonNode old = noop.get(1);
+    assertThat(old.get("shard").asText()).isEqualTo("noop-3");
+    assertThat(old.get("lock").asText()).isEqualTo(locks.primary().name() + "-noop-3");
+    assertThat(old.get("holder").isNull()).isTrue();
+    assertThat(old.get("pending").asLong()).isEqualTo(1);
+    assertThat(old.get("retired").asBoolean()).isTrue();
+
+    Result table = run("owners", NoopService.KIND);
+    assertThat(table.code()).as(table.err()).isZero();
+    assertThat(table.out().lines().toList())
+        .hasSize(3)
+        .satisfies(lines -> assertThat(lines.get(0)).startsWith("KIND").contains("HOLDER", "EPOCH"))
+        .satisfies(
+            lines -> assertThat(lines.get(1)).contains("all", self, Long.toString(epoch), " 1 "))
+        .satisfies(lines -> assertThat(lines.get(2)).contains("noop-3 (retired)", " - "));
+
+    Result unknown = run("owners", "nosuch");
+    assertThat(unknown.code()).isEqualTo(AdminCli.NOT_FOUND);
+    assertThat(unknown.err()).contains("no job service is called \"nosuch\"");
+    assertThat(run("owners", "zip", "seo").code()).isEqualTo(AdminCli.USAGE);
+  }
+
+  @Test
   void shouldPrintHelpForEveryCommand() {
     Result overview = run("--help");
     assertThat(overview.code()).isZero();
     assertThat(overview.out()).contains("Exit codes: 0 done, 1 failed, 2 usage error");
-    for (String command : List.of("list", "show", "retry", "cancel", "prune", "settings")) {
+    for (String command :
+        List.of("list", "show", "retry", "cancel", "prune", "settings", "owners")) {
       Result help = run(command, "--help");
       assertThat(help.code()).isZero();
       assertThat(help.out()).startsWith("Usage: admin " + command);

@@ -3,6 +3,7 @@ package io.asyncjobs.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.asyncjobs.lock.LockMetrics;
+import io.asyncjobs.lock.OlderRelease;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.OwnerLocks;
 import io.asyncjobs.lock.PostgresMembers;
@@ -11,6 +12,9 @@ import io.asyncjobs.lock.Trust;
 import io.asyncjobs.testing.Database;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -103,6 +107,44 @@ class ShardBalancerTest {
     assertThat(spread.values()).containsExactlyInAnyOrder(4, 3, 3);
   }
 
+  @Test
+  void shouldHoldNoShardWhileAnOlderReleaseHoldsTheUnshardedLock() throws Exception {
+    Replica a = replica("replica-a");
+    Replica b = replica("replica-b");
+    assertThat(settle(List.of(a, b)).values()).containsExactlyInAnyOrder(5, 5);
+
+    // A replica of a release before shards takes the unsharded lock: it writes the epoch and
+    // leaves shard_aware_epoch alone, and its session holds the advisory key.
+    try (Connection old = DriverManager.getConnection(url, "postgres", "")) {
+      try (Statement s = old.createStatement()) {
+        s.execute(
+            "INSERT INTO job_owner_epochs (lock_name, epoch, holder, taken_at)"
+                + " VALUES ('"
+                + base
+                + "', nextval('jobs_owner_epoch_seq'), 'old-pod', now())");
+        s.execute("SELECT pg_advisory_lock(" + PostgresOwnerLock.keyOf(base) + ")");
+      }
+      assertThat(OlderRelease.postgres(db.dataSource(), base).holder()).contains("old-pod");
+      for (int round = 0; round < 5; round++) {
+        a.balancer.balance();
+        b.balancer.balance();
+        Thread.sleep(150);
+      }
+      assertThat(a.owned() + b.owned()).as("shards held beside the older release").isZero();
+    }
+    // Its session ends: the balance resumes.
+    assertThat(OlderRelease.postgres(db.dataSource(), base).holder()).isEmpty();
+    assertThat(settle(List.of(a, b)).values()).containsExactlyInAnyOrder(5, 5);
+
+    // A holding of this release (shard-aware), even while its key is held, holds nothing back.
+    db.update("UPDATE job_owner_epochs SET shard_aware_epoch = epoch WHERE lock_name = ?", base);
+    try (Connection now = DriverManager.getConnection(url, "postgres", "");
+        Statement s = now.createStatement()) {
+      s.execute("SELECT pg_advisory_lock(" + PostgresOwnerLock.keyOf(base) + ")");
+      assertThat(OlderRelease.postgres(db.dataSource(), base).holder()).isEmpty();
+    }
+  }
+
   /** The target of {@code self} in one kind of {@code n} shards. */
   private static int target(String self, Set<String> live, int n) {
     List<String> keys = IntStream.range(0, n).mapToObj(i -> "k-" + i).toList();
@@ -193,7 +235,8 @@ class ShardBalancerTest {
               (shard, whileDrained) -> {
                 whileDrained.run();
                 return 0;
-              });
+              },
+              OlderRelease.postgres(db.dataSource(), base));
     }
 
     int owned() {

@@ -2,6 +2,8 @@ package io.asyncjobs.failover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.asyncjobs.config.Shards;
 import io.asyncjobs.devdb.EmbeddedPostgresLauncher;
 import io.asyncjobs.queue.JobIds;
@@ -91,6 +93,7 @@ abstract class ShardScenarios {
     Duration spread = awaitSpread(List.of(a, b, c), all, 4);
     figure("three replicas, 12 shards: spread 4/4/4 in " + millis(spread));
     assertEachKindSpread(List.of(a, b, c), shards);
+    assertTheCliNamesTheOwners(List.of(a, b, c), all);
 
     enqueueNoop(shards, 400, 100);
     awaitDone(40, Duration.ofSeconds(60));
@@ -410,6 +413,42 @@ abstract class ShardScenarios {
           .as("the replicas owning the shards of " + kind)
           .hasSize(Math.min(group.size(), shards.countOf(kind)));
     }
+  }
+
+  /**
+   * {@code admin owners}, run as in a pod beside a replica (its environment), names the holder of
+   * every shard that the replicas' readiness reports, with the holding's epoch and start.
+   */
+  private void assertTheCliNamesTheOwners(List<ServiceProcess> group, Set<String> all)
+      throws Exception {
+    Map<String, String> expected = new HashMap<>();
+    for (String shard : all) {
+      expected.put(shard, ownerOf(shard, group).name);
+    }
+    List<String> command = new ArrayList<>(ServiceProcess.command());
+    command.addAll(List.of("admin", "owners", "--json"));
+    Path out = Files.createTempFile(Path.of("target", "failover"), "owners", ".json");
+    Path err = Files.createTempFile(Path.of("target", "failover"), "owners", ".err");
+    ProcessBuilder builder =
+        new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
+    builder.environment().putAll(env);
+    Process cli = builder.start();
+    if (!cli.waitFor(90, java.util.concurrent.TimeUnit.SECONDS)) {
+      cli.destroyForcibly().waitFor();
+      throw new AssertionError("admin owners did not exit: " + Files.readString(err));
+    }
+    assertThat(cli.exitValue()).as(Files.readString(err)).isZero();
+    Map<String, String> shown = new HashMap<>();
+    String through = mode().equals("postgres") ? "advisory-lock" : "lease";
+    for (JsonNode row : new ObjectMapper().readTree(out.toFile()).get("shards")) {
+      String shard = row.get("shard").asText();
+      shown.put(shard, row.get("holder").asText(null));
+      assertThat(row.get("held_through").asText(null)).as(shard).isEqualTo(through);
+      assertThat(row.get("epoch").isNumber()).as(shard + " epoch").isTrue();
+      assertThat(row.get("since").asText(null)).as(shard + " since").isNotNull();
+    }
+    assertThat(shown).isEqualTo(expected);
+    figure("admin owners named the holder of all " + all.size() + " shards through " + through);
   }
 
   /**

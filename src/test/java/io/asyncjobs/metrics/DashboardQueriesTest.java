@@ -170,6 +170,8 @@ class DashboardQueriesTest {
     String depth = "Queue depth (pending and running)";
     shown(softly, dashboard, depth, "A", "kind=noop,status=pending").isEqualTo(1.0);
     shown(softly, dashboard, "Oldest pending job", "A", "kind=noop").isGreaterThan(900);
+    String byShard = "Queue depth by shard";
+    shown(softly, dashboard, byShard, "A", "kind=noop,shard=all,status=pending").isEqualTo(1.0);
     String recovery = "Recovery and retention";
     shown(softly, dashboard, recovery, "A", "kind=noop,outcome=requeued").isPositive();
     shown(softly, dashboard, recovery, "D", "kind=noop").isPositive();

@@ -129,9 +129,37 @@ class JobMetricsTest {
         .extracting(Sample::value)
         .isEqualTo(0.0);
 
-    runAll(noop);
+    // Per shard: the one shard of the unsharded mapping, and a shard of an earlier mapping (a
+    // retired one) while it has jobs; it loses its gauges once it has none.
+    assertThat(
+            scrape.value(
+                "jobs_shard_queue_depth", "kind", "noop", "shard", "all", "status", "pending"))
+        .isEqualTo(1);
+    db.update("UPDATE jobs SET shard = 'noop-1' WHERE kind = 'noop' AND status = 'pending'");
+    metrics.refreshQueueGauges();
+    Scrape retired = scrape();
+    assertThat(
+            retired.value(
+                "jobs_shard_queue_depth", "kind", "noop", "shard", "noop-1", "status", "pending"))
+        .isEqualTo(1);
+    assertThat(
+            retired.value(
+                "jobs_shard_queue_depth", "kind", "noop", "shard", "all", "status", "pending"))
+        .isZero();
+    assertThat(retired.value("jobs_queue_depth", "kind", "noop", "status", "pending")).isEqualTo(1);
+
+    runAll(noop); // the retired shard's job waits for a runner of its own: finish it by hand
+    db.update("UPDATE jobs SET status = 'done', completed_at = now() WHERE shard = 'noop-1'");
     metrics.refreshQueueGauges();
     Scrape drained = scrape();
+    assertThat(
+            drained.find(
+                "jobs_shard_queue_depth", "kind", "noop", "shard", "noop-1", "status", "pending"))
+        .isEmpty();
+    assertThat(
+            drained.value(
+                "jobs_shard_queue_depth", "kind", "noop", "shard", "all", "status", "pending"))
+        .isZero();
     assertThat(drained.value("jobs_queue_depth", "kind", "noop", "status", "pending")).isZero();
     assertThat(drained.value("jobs_queue_depth", "kind", "noop", "status", "done")).isEqualTo(2);
     assertThat(drained.value("jobs_oldest_pending_age_seconds", "kind", "noop")).isZero();

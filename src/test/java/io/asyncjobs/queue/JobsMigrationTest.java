@@ -96,12 +96,22 @@ class JobsMigrationTest {
         .endsWith("USING btree (kind, shard, uid) WHERE (status = 'pending'::text)");
     assertThat(indexes.get("jobs_pending_claim_idx"))
         .endsWith("USING btree (kind, uid) WHERE (status = 'pending'::text)");
-    assertThat(
-            db.query(
-                "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
-                    + " WHERE c.relname = 'jobs_pending_shard_claim_idx'"))
-        .as("built to the end")
-        .containsExactly(Map.of("indisvalid", true));
+    // Pending and running rows with their kind, shard and creation time, for the queue gauges
+    // (V12, in place of V9's index without the shard).
+    assertThat(indexes.get("jobs_active_shard_idx"))
+        .endsWith(
+            "USING btree (status, uid) INCLUDE (kind, shard, created_at)"
+                + " WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]))");
+    assertThat(indexes).doesNotContainKey("jobs_active_idx");
+    for (String concurrently : List.of("jobs_pending_shard_claim_idx", "jobs_active_shard_idx")) {
+      assertThat(
+              db.query(
+                  "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+                      + " WHERE c.relname = ?",
+                  concurrently))
+          .as(concurrently + " built to the end")
+          .containsExactly(Map.of("indisvalid", true));
+    }
   }
 
   @Test
