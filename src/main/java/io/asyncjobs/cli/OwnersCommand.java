@@ -170,9 +170,13 @@ class OwnersCommand extends Command {
         }
       }
     }
-    Map<String, ShardOwners.Holding> holdings =
-        owners.holdings(
-            keys.stream().map(k -> Shards.lockName(base, k.shard())).distinct().toList());
+    Map<String, ShardOwners.Holding> holdings;
+    try {
+      holdings =
+          owners.read(keys.stream().map(k -> Shards.lockName(base, k.shard())).distinct().toList());
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not read the locks' holdings: " + e.getMessage(), e);
+    }
     Leases leases = new Leases(notes);
     List<ShardRow> rows = new ArrayList<>();
     for (Key key : keys) {
@@ -204,9 +208,11 @@ class OwnersCommand extends Command {
   }
 
   /**
-   * The shards' Leases, read when an API server is known (in a pod, or configured); a Lease whose
-   * last renewal is older than its duration has no holder. One failure stops the reading, with a
-   * note.
+   * The shards' Leases, read when the server runs in Kubernetes mode: its {@code JOBS_LOCK_MODE}
+   * (the CLI's own lock mode is {@code none}) is {@code kubernetes}, or {@code auto} in a pod. A
+   * Lease whose last renewal is older than its duration has no holder. A Lease that cannot be read
+   * gets a note and the others are still read; once the API server cannot be reached at all, no
+   * more are tried.
    */
   private final class Leases {
     private final List<String> notes;
@@ -216,34 +222,52 @@ class OwnersCommand extends Command {
 
     Leases(List<String> notes) {
       this.notes = notes;
-      off = System.getenv("KUBERNETES_SERVICE_HOST") == null && apiServer.isEmpty();
+      String mode = Optional.ofNullable(System.getenv("JOBS_LOCK_MODE")).orElse("auto").trim();
+      boolean inPod = System.getenv("KUBERNETES_SERVICE_HOST") != null;
+      boolean kubernetesMode =
+          mode.equalsIgnoreCase("kubernetes") || (mode.equalsIgnoreCase("auto") && inPod);
+      off = !kubernetesMode;
+      if (kubernetesMode && !inPod && apiServer.isEmpty()) {
+        off = true;
+        notes.add(
+            "the server's lock mode is kubernetes but no API server is known here (not in a pod,"
+                + " no quarkus.kubernetes-client.api-server-url): holders held through Leases are"
+                + " not shown");
+      }
     }
 
     String holderOf(String name) {
       if (off) {
         return null;
       }
+      if (client == null) {
+        client = kubernetes.get();
+        namespace =
+            config
+                .lock()
+                .namespace()
+                .orElseGet(() -> Optional.ofNullable(client.getNamespace()).orElse("default"));
+      }
       try {
-        if (client == null) {
-          client = kubernetes.get();
-          namespace =
-              config
-                  .lock()
-                  .namespace()
-                  .orElseGet(() -> Optional.ofNullable(client.getNamespace()).orElse("default"));
-        }
         Lease lease = client.leases().inNamespace(namespace).withName(name).get();
-        return LeaseHolders.liveHolder(lease, Instant.now());
+        return LeaseHolders.liveHolder(lease, Instant.now().plus(config.lock().wallClockOffset()));
       } catch (KubernetesClientException e) {
-        off = true;
-        notes.add(
-            "could not read the Lease "
-                + namespace
-                + "/"
-                + name
-                + " ("
-                + (e.getCode() > 0 ? "HTTP " + e.getCode() : e.getMessage())
-                + "); holders held through Leases are not shown");
+        if (e.getCode() > 0) {
+          notes.add(
+              "could not read the Lease "
+                  + namespace
+                  + "/"
+                  + name
+                  + " (HTTP "
+                  + e.getCode()
+                  + "); its holder is not shown");
+        } else {
+          off = true;
+          notes.add(
+              "could not reach the API server ("
+                  + e.getMessage()
+                  + "); holders held through Leases are not shown");
+        }
         return null;
       }
     }

@@ -67,6 +67,9 @@ final class ShardBalancer {
   /** The older release's holder the last round logged, or null while there is none. */
   private String loggedOlder;
 
+  /** The last failure to tell whether an older release holds the lock, logged once. */
+  private String olderReleaseError;
+
   ShardBalancer(
       Members members,
       OwnerLocks locks,
@@ -196,16 +199,28 @@ final class ShardBalancer {
 
   /**
    * Whether a replica of a release before shards holds the unsharded lock; if so, every shard held
-   * here is handed over and none is competed for. When that cannot be told, the shards stay as they
-   * are for this round.
+   * here is handed over and none is competed for. When that cannot be told (the Lease cannot be
+   * read, say), the balance goes on as if none did, with a warning: the check guards against a
+   * wrong rollout, and must not keep a healthy deployment from owning anything.
    */
   private boolean olderReleaseHolds(int live) {
     Optional<String> older;
     try {
       older = olderRelease.holder();
+      if (olderReleaseError != null) {
+        olderReleaseError = null;
+        LOG.info("Whether an older release holds the unsharded lock can be told again");
+      }
     } catch (RuntimeException e) {
-      LOG.debugf("Could not tell whether an older release holds the lock: %s", e.getMessage());
-      return true;
+      String message = String.valueOf(e.getMessage());
+      if (!message.equals(olderReleaseError)) {
+        olderReleaseError = message;
+        LOG.warnf(
+            "Could not tell whether a replica of a release before shards holds the unsharded lock;"
+                + " balancing as if none did: %s",
+            message);
+      }
+      older = Optional.empty();
     }
     if (older.isEmpty()) {
       if (loggedOlder != null) {

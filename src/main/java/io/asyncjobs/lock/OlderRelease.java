@@ -33,14 +33,17 @@ public interface OlderRelease {
       """;
 
   /**
-   * OlderReleaseSession: whether a session holds the lock's advisory key now (in PostgreSQL mode
-   * both releases take the same key).
+   * OlderReleaseSession: the {@code application_name} of each session of this database that holds
+   * the lock's advisory key now (in PostgreSQL mode both releases take the same key). This release
+   * names its lock sessions after the replica; an older release does not.
    */
-  String ADVISORY_KEY_HELD =
+  String ADVISORY_KEY_HOLDERS =
       """
-      SELECT EXISTS (SELECT 1 FROM pg_locks
-                      WHERE locktype = 'advisory' AND granted AND objsubid = 1
-                        AND ((classid::bigint << 32) | objid::bigint) = ?)
+      SELECT COALESCE(a.application_name, '') FROM pg_locks l
+        LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+       WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+         AND ((l.classid::bigint << 32) | l.objid::bigint) = ?
       """;
 
   /**
@@ -55,7 +58,10 @@ public interface OlderRelease {
     return Optional::empty;
   }
 
-  /** PostgreSQL mode: the advisory key of {@code lockName} is held under an older epoch. */
+  /**
+   * PostgreSQL mode: the advisory key of {@code lockName} is held, in this database, by a session
+   * that this release did not name, while the last epoch was an older release's.
+   */
   static OlderRelease postgres(AgroalDataSource dataSource, String lockName) {
     return () -> {
       Optional<String> recorded = recordedHolder(dataSource, lockName);
@@ -63,11 +69,14 @@ public interface OlderRelease {
         return recorded;
       }
       try (Connection c = dataSource.getConnection();
-          PreparedStatement ps = c.prepareStatement(ADVISORY_KEY_HELD)) {
+          PreparedStatement ps = c.prepareStatement(ADVISORY_KEY_HOLDERS)) {
         ps.setLong(1, PostgresOwnerLock.keyOf(lockName));
         try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          return rs.getBoolean(1) ? recorded : Optional.empty();
+          // Held by a session of this release (say one that has just taken the lock and not yet
+          // written its epoch): no older release holds it.
+          return rs.next() && PostgresMembers.identityOf(rs.getString(1)) == null
+              ? recorded
+              : Optional.empty();
         }
       } catch (SQLException e) {
         throw new IllegalStateException("could not read the advisory locks: " + e.getMessage(), e);

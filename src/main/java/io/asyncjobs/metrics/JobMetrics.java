@@ -165,9 +165,10 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
 
   /**
    * Reads the queue depth by kind and status, and the oldest pending job of each kind, in one
-   * grouped query, and sets the gauges; a kind or status with no rows reads zero. The owner reads
-   * them every {@code jobs.tick-interval}, other replicas every {@code
-   * jobs.follower-gauge-interval}. On a database error the gauges keep their last values.
+   * grouped query, and sets the gauges; a kind or status with no rows reads zero. The owner (with
+   * shards, the owner of the first shard by key) reads them every {@code jobs.tick-interval}, other
+   * replicas every {@code jobs.follower-gauge-interval}. On a database error the gauges keep their
+   * last values.
    */
   @Scheduled(
       identity = "jobs-metrics-refresh",
@@ -175,7 +176,12 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
       concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
   public void refreshQueueGauges() {
     long nowNanos = System.nanoTime();
-    if (ownerLocks.all().values().stream().noneMatch(lock -> lock.isOwner())
+    // One replica reads every tick: the owner of the first shard (the one owner without shards);
+    // with shards every replica owns some, and all of them reading each tick would only repeat it.
+    java.util.TreeMap<String, io.asyncjobs.lock.OwnerLock> locks =
+        new java.util.TreeMap<>(ownerLocks.all());
+    boolean reader = !locks.isEmpty() && locks.firstEntry().getValue().isOwner();
+    if (!reader
         && lastRefreshNanos != 0
         && nowNanos - lastRefreshNanos < followerInterval.toNanos()) {
       return;

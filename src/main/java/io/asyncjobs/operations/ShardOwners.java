@@ -42,6 +42,7 @@ public class ShardOwners {
       SELECT k.lock_name, e.holder, e.epoch, e.taken_at,
              (SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
                WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+                 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
                  AND ((l.classid::bigint << 32) | l.objid::bigint) = k.key
                LIMIT 1)
         FROM unnest(?::text[], ?::bigint[]) AS k(lock_name, key)
@@ -151,6 +152,20 @@ public class ShardOwners {
    * read.
    */
   public Map<String, Holding> holdings(List<String> lockNames) {
+    try {
+      return read(lockNames);
+    } catch (SQLException e) {
+      LOG.debugf("Could not read the shards' holdings: %s", e.getMessage());
+      return new HashMap<>();
+    }
+  }
+
+  /**
+   * The last holding of each of {@code lockNames}, by lock name.
+   *
+   * @throws SQLException when the database cannot be read
+   */
+  public Map<String, Holding> read(List<String> lockNames) throws SQLException {
     Map<String, Holding> holdings = new HashMap<>();
     if (lockNames.isEmpty()) {
       return holdings;
@@ -177,8 +192,6 @@ public class ShardOwners {
                   rs.getString(5)));
         }
       }
-    } catch (SQLException e) {
-      LOG.debugf("Could not read the shards' holdings: %s", e.getMessage());
     }
     return holdings;
   }

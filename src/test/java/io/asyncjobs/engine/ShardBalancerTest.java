@@ -136,6 +136,14 @@ class ShardBalancerTest {
     assertThat(OlderRelease.postgres(db.dataSource(), base).holder()).isEmpty();
     assertThat(settle(List.of(a, b)).values()).containsExactlyInAnyOrder(5, 5);
 
+    // A session of this release holding the key (one that has just taken the lock and not yet
+    // written its epoch) is no older release.
+    try (Connection fresh = DriverManager.getConnection(url, "postgres", "");
+        Statement s = fresh.createStatement()) {
+      s.execute("SET application_name = 'async-jobs:abcdef:replica-z'");
+      s.execute("SELECT pg_advisory_lock(" + PostgresOwnerLock.keyOf(base) + ")");
+      assertThat(OlderRelease.postgres(db.dataSource(), base).holder()).isEmpty();
+    }
     // A holding of this release (shard-aware), even while its key is held, holds nothing back.
     db.update("UPDATE job_owner_epochs SET shard_aware_epoch = epoch WHERE lock_name = ?", base);
     try (Connection now = DriverManager.getConnection(url, "postgres", "");

@@ -28,6 +28,16 @@ class ShardsLeaseIT extends ShardScenarios {
     return LEASE_DURATION.plusSeconds(2);
   }
 
+  /** The Lease names a holder that renewed it within its duration. */
+  @Override
+  boolean lockHeld(String name) {
+    try (io.fabric8.kubernetes.client.KubernetesClient client = apiServer.createClient()) {
+      return io.asyncjobs.lock.LeaseHolders.liveHolder(
+              client.leases().inNamespace("default").withName(name).get(), java.time.Instant.now())
+          != null;
+    }
+  }
+
   @AfterEach
   void stopApiServer() {
     if (apiServer != null) {
