@@ -3,6 +3,7 @@ package io.asyncjobs.api;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.asyncjobs.auth.Caller;
+import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.files.FileScope;
 import io.asyncjobs.files.FileScopes;
@@ -11,6 +12,7 @@ import io.asyncjobs.operations.Requests;
 import io.asyncjobs.problem.Problem;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobPriority;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.Owner;
 import io.vertx.core.http.HttpServerRequest;
@@ -49,7 +51,9 @@ public class Enqueuer {
 
   private static final String BATCH_PAYLOAD = "payload";
   private static final String BATCH_IDEMPOTENCY_KEY = "idempotency_key";
-  private static final Set<String> BATCH_ITEM_KEYS = Set.of(BATCH_PAYLOAD, BATCH_IDEMPOTENCY_KEY);
+  private static final String PRIORITY = "priority";
+  private static final Set<String> BATCH_ITEM_KEYS =
+      Set.of(BATCH_PAYLOAD, BATCH_IDEMPOTENCY_KEY, PRIORITY);
 
   /** How many refused jobs of a batch a 400 names; it counts the rest. */
   private static final int MAX_REFUSALS_SHOWN = 20;
@@ -59,6 +63,7 @@ public class Enqueuer {
   @Inject ObjectMapper json;
   @Inject FileScopes scopes;
   @Inject HttpServerRequest request;
+  @Inject JobsConfig config;
 
   /**
    * Checks a request body with the kind's {@link PayloadCheck} and enqueues what it accepted, for
@@ -80,6 +85,7 @@ public class Enqueuer {
           "the body must be a JSON object, for example " + kind.routeDoc().example());
     }
     JobQueue.NewJob job = checked(kind, scopeOf(caller), body);
+    int priority = priorityParameter(caller);
     Owner owner = caller.owner();
     // Quarkus REST passes an empty header value as no value at all: the request itself tells a
     // key that was left out from one that was sent empty (or blank, which HTTP trims to empty).
@@ -89,7 +95,8 @@ public class Enqueuer {
     }
     if (sent.isEmpty()) {
       UUID uid =
-          queue.enqueue(kind.kind(), job.payload(), owner.kind(), owner.id(), job.preferredName());
+          queue.enqueue(
+              kind.kind(), job.payload(), owner.kind(), owner.id(), job.preferredName(), priority);
       return answer(uid, kind.kind(), "pending", false);
     }
     if (idempotencyKey == null || !KEY.matcher(idempotencyKey).matches()) {
@@ -104,7 +111,8 @@ public class Enqueuer {
             owner.kind(),
             owner.id(),
             job.preferredName(),
-            idempotencyKey);
+            idempotencyKey,
+            priority);
     if (enqueued.created()) {
       return answer(enqueued.uid(), kind.kind(), "pending", false);
     }
@@ -145,7 +153,7 @@ public class Enqueuer {
     Map<String, Integer> keys = new HashMap<>();
     for (int i = 0; i < list.size(); i++) {
       try {
-        jobs.add(batchJob(kind, scope, list.get(i), i, keys));
+        jobs.add(batchJob(caller, kind, scope, list.get(i), i, keys));
       } catch (ProblemException e) {
         refused.add("jobs[" + i + "]: " + e.problem().detail());
       }
@@ -201,12 +209,31 @@ public class Enqueuer {
 
   /** One job of a batch, checked; {@code keys} holds the keys seen so far and where. */
   private JobQueue.BatchJob batchJob(
-      PayloadCheck kind, FileScope scope, Object item, int index, Map<String, Integer> keys) {
+      Caller caller,
+      PayloadCheck kind,
+      FileScope scope,
+      Object item,
+      int index,
+      Map<String, Integer> keys) {
     if (!(item instanceof Map<?, ?> map)
         || !(map.get(BATCH_PAYLOAD) instanceof Map<?, ?>)
         || !BATCH_ITEM_KEYS.containsAll(map.keySet())) {
       throw ProblemException.badRequest(
-          "a job is {\"payload\": {...}, \"idempotency_key\": \"...\"}, the key optional");
+          "a job is {\"payload\": {...}, \"idempotency_key\": \"...\", \"priority\": N}, the"
+              + " key and the priority optional");
+    }
+    int priority = JobPriority.DEFAULT;
+    Object sentPriority = map.get(PRIORITY);
+    if (sentPriority != null) {
+      if (!(sentPriority instanceof Integer number)) {
+        throw ProblemException.badRequest(
+            "priority must be a whole number from "
+                + JobPriority.MIN
+                + " to "
+                + JobPriority.MAX
+                + ", or left out");
+      }
+      priority = allowedPriority(caller, number);
     }
     String key = null;
     Object sentKey = map.get(BATCH_IDEMPOTENCY_KEY);
@@ -224,7 +251,60 @@ public class Enqueuer {
     @SuppressWarnings("unchecked")
     Map<String, Object> payload = (Map<String, Object>) map.get(BATCH_PAYLOAD);
     JobQueue.NewJob job = checked(kind, scope, payload);
-    return new JobQueue.BatchJob(job.payload(), job.preferredName(), key);
+    return new JobQueue.BatchJob(job.payload(), job.preferredName(), key, priority);
+  }
+
+  /**
+   * The {@code priority} query parameter of a single enqueue, checked: a whole number in the range,
+   * and no higher than the caller may ask for; the default when it is left out.
+   */
+  private int priorityParameter(Caller caller) {
+    List<String> sent = request.params().getAll(PRIORITY);
+    if (sent.isEmpty()) {
+      return JobPriority.DEFAULT;
+    }
+    if (sent.size() > 1) {
+      throw ProblemException.badRequest("send one priority, not " + sent.size());
+    }
+    int priority;
+    try {
+      priority = Integer.parseInt(sent.get(0).trim());
+    } catch (NumberFormatException e) {
+      throw ProblemException.badRequest(
+          "priority must be a whole number from "
+              + JobPriority.MIN
+              + " to "
+              + JobPriority.MAX
+              + "; got "
+              + Requests.quote(sent.get(0)));
+    }
+    return allowedPriority(caller, priority);
+  }
+
+  /**
+   * {@code priority} if it is in the range (else a 400) and the caller may ask for it (else a 403
+   * naming the highest it may): admins and {@code service} principals the whole range, others up to
+   * {@code jobs.user-max-priority}.
+   */
+  private int allowedPriority(Caller caller, int priority) {
+    try {
+      JobPriority.check(priority);
+    } catch (IllegalArgumentException e) {
+      throw ProblemException.badRequest(e.getMessage());
+    }
+    boolean wholeRange = caller.isAdmin() || "service".equals(caller.owner().kind());
+    int highest = wholeRange ? JobPriority.MAX : config.userMaxPriority();
+    if (priority > highest) {
+      throw ProblemException.forbidden(
+          "priority "
+              + priority
+              + " is above what this caller may ask for: at most "
+              + highest
+              + " (admins and service principals up to "
+              + JobPriority.MAX
+              + ")");
+    }
+    return priority;
   }
 
   /** What the caller may name: all of {@code files/} for an admin, else its own folder. */

@@ -22,7 +22,8 @@ class SettingsCommand extends Command {
     super(
         "settings",
         "admin settings [SERVICE] [--retention-seconds N] [--max-concurrent N]"
-            + " [--job-timeout-seconds N] [--max-retries N] [--reset] [--json]",
+            + " [--job-timeout-seconds N] [--max-retries N] [--claim-order fifo|fair] [--reset]"
+            + " [--json]",
         """
         Without SERVICE, shows every service's settings; with SERVICE alone, that one's.
         With values, stores them as run-time overrides of SERVICE (its other overrides
@@ -33,9 +34,15 @@ class SettingsCommand extends Command {
           --max-concurrent N        jobs of the service processed at once, 1 to 256
           --job-timeout-seconds N   how long one job may run, 1 to 315360000
           --max-retries N           recoveries of a vanished job before it fails, 0 to 100
+          --claim-order ORDER       fifo (enqueue order) or fair (turns between owners)
           --reset                   drop every override of SERVICE
         """,
-        Set.of("--retention-seconds", "--max-concurrent", "--job-timeout-seconds", "--max-retries"),
+        Set.of(
+            "--retention-seconds",
+            "--max-concurrent",
+            "--job-timeout-seconds",
+            "--max-retries",
+            "--claim-order"),
         Set.of("--reset"));
     this.settings = settings;
     this.output = output;
@@ -92,7 +99,8 @@ class SettingsCommand extends Command {
           whole(args, "--retention-seconds", current.retentionSeconds(), Function.identity()),
           whole(args, "--max-concurrent", current.maxConcurrent(), SettingsCommand::saturatedInt),
           whole(args, "--job-timeout-seconds", current.jobTimeoutSeconds(), Function.identity()),
-          whole(args, "--max-retries", current.maxRetries(), SettingsCommand::saturatedInt));
+          whole(args, "--max-retries", current.maxRetries(), SettingsCommand::saturatedInt),
+          args.value("--claim-order").map(String::trim).orElse(current.claimOrder()));
     } catch (IllegalArgumentException e) {
       throw new UsageException(e.getMessage());
     }
@@ -127,7 +135,8 @@ class SettingsCommand extends Command {
             "RETENTION_SECONDS",
             "MAX_CONCURRENT",
             "JOB_TIMEOUT_SECONDS",
-            "MAX_RETRIES");
+            "MAX_RETRIES",
+            "CLAIM_ORDER");
     boolean anyOverride = false;
     for (SettingsView view : views) {
       SettingsOverride o = view.overrides();
@@ -137,7 +146,8 @@ class SettingsCommand extends Command {
           marked(e.retentionSeconds(), o.retentionSeconds()),
           marked(e.maxConcurrent(), o.maxConcurrent()),
           marked(e.jobTimeoutSeconds(), o.jobTimeoutSeconds()),
-          marked(e.maxRetries(), o.maxRetries()));
+          marked(e.maxRetries(), o.maxRetries()),
+          o.claimOrder() == null ? e.claimOrder() : e.claimOrder() + "*");
       anyOverride |= !o.equals(SettingsOverride.NONE);
     }
     table.flush();

@@ -82,6 +82,16 @@ public interface JobsConfig {
   @Max(10000)
   int claimAheadMax();
 
+  /**
+   * The highest priority an ordinary caller may ask for at enqueue; admins and callers whose
+   * principal kind is {@code service} may use the whole range, -10 to 10. The default, 0, lets
+   * users only lower their jobs' priority.
+   */
+  @WithDefault("0")
+  @Min(-10)
+  @Max(10)
+  int userMaxPriority();
+
   /** Settings every service starts from. */
   @Valid
   ServiceDefaults defaults();
@@ -222,6 +232,13 @@ public interface JobsConfig {
      */
     @WithDefault("0s")
     Duration claimAhead();
+
+    /**
+     * In which order due pending jobs of one priority are claimed: {@code fifo}, enqueue order (the
+     * default), or {@code fair}, turns between owners.
+     */
+    @WithDefault("fifo")
+    ClaimOrder claimOrder();
   }
 
   /** Overrides for one service; each absent value falls back to the default. */
@@ -241,6 +258,9 @@ public interface JobsConfig {
 
     /** See {@link ServiceDefaults#claimAhead()}. */
     Optional<Duration> claimAhead();
+
+    /** See {@link ServiceDefaults#claimOrder()}. */
+    Optional<ClaimOrder> claimOrder();
 
     /** Whether the service runs at all; the diagnostic {@code noop} kind is off by default. */
     Optional<Boolean> enabled();

@@ -11,13 +11,25 @@ import java.time.Duration;
  * @param maxRetries recoveries of a vanished job before it is failed
  * @param claimAhead how far claims may run ahead of the free threads, in run time (configuration
  *     only: no admin override)
+ * @param claimOrder in which order due jobs of one priority are claimed
  */
 public record ServiceSettings(
     Duration retention,
     int maxConcurrent,
     Duration jobTimeout,
     int maxRetries,
-    Duration claimAhead) {
+    Duration claimAhead,
+    ClaimOrder claimOrder) {
+
+  /** The settings with the default claim order, {@link ClaimOrder#FIFO}. */
+  public ServiceSettings(
+      Duration retention,
+      int maxConcurrent,
+      Duration jobTimeout,
+      int maxRetries,
+      Duration claimAhead) {
+    this(retention, maxConcurrent, jobTimeout, maxRetries, claimAhead, ClaimOrder.FIFO);
+  }
 
   /** The settings for {@code service} from configuration alone. */
   public static ServiceSettings fromConfig(JobsConfig config, String service) {
@@ -29,13 +41,15 @@ public record ServiceSettings(
           d.maxConcurrent(),
           Duration.ofSeconds(d.jobTimeoutSeconds()),
           d.maxRetries(),
-          d.claimAhead());
+          d.claimAhead(),
+          d.claimOrder());
     }
     return new ServiceSettings(
         Duration.ofSeconds(o.retentionSeconds().orElse(d.retentionSeconds())),
         o.maxConcurrent().orElse(d.maxConcurrent()),
         Duration.ofSeconds(o.jobTimeoutSeconds().orElse(d.jobTimeoutSeconds())),
         o.maxRetries().orElse(d.maxRetries()),
-        o.claimAhead().orElse(d.claimAhead()));
+        o.claimAhead().orElse(d.claimAhead()),
+        o.claimOrder().orElse(d.claimOrder()));
   }
 }

@@ -1,10 +1,12 @@
 package io.asyncjobs.engine;
 
+import io.asyncjobs.config.ClaimOrder;
 import io.asyncjobs.config.ServiceSettings;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.Completion;
 import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobPriority;
 import io.asyncjobs.queue.JobStore;
 import java.time.Duration;
 import java.time.Instant;
@@ -48,8 +50,11 @@ final class ShardRunner {
   /** How long a handover waits for interrupted tasks to return before it releases their jobs. */
   private static final Duration HANDBACK_WAIT = Duration.ofSeconds(2);
 
-  /** Smaller than every job id: the wake-up claim cursor before anything was claimed. */
-  private static final UUID NO_CURSOR = new UUID(0, 0);
+  /**
+   * Before every job in the claim's order: the wake-up claim cursor before anything was claimed.
+   */
+  private static final JobStore.ClaimCursor NO_CURSOR =
+      JobStore.ClaimCursor.before(JobPriority.MAX + 1);
 
   private final JobService service;
   private final String kind;
@@ -94,10 +99,14 @@ final class ShardRunner {
   private final AtomicBoolean rewind = new AtomicBoolean();
 
   /**
-   * The newest uid claimed under {@link #cursorEpoch}. Wake-ups claim after it; the tick claims
-   * from the head of the queue and so also takes older jobs that became pending again.
+   * The last job (by priority, then uid) claimed under {@link #cursorEpoch}. Wake-ups claim after
+   * it; the tick claims from the head of the queue and so also takes older jobs that became pending
+   * again.
    */
-  private UUID claimCursor = NO_CURSOR;
+  private JobStore.ClaimCursor claimCursor = NO_CURSOR;
+
+  /** The owner the last claim in turns ({@code fair}) ended with; the next one starts after it. */
+  private String turnCursor = "";
 
   private long cursorEpoch;
 
@@ -226,7 +235,9 @@ final class ShardRunner {
       }
       List<Task> combined = new ArrayList<>();
       List<Completion> completions = new ArrayList<>();
-      if (trust == Trust.CLAIM) {
+      boolean fair = settings.claimOrder() == ClaimOrder.FAIR;
+      // Claims in turns take a statement of their own; the outcomes are written on their own then.
+      if (trust == Trust.CLAIM && !fair) {
         for (Task task : inFlight.values()) {
           Completion outcome = task.returned() ? task.outcome() : null;
           if (outcome != null && !outcome.isRetry() && task.epoch() == epoch) {
@@ -242,13 +253,23 @@ final class ShardRunner {
         return tally.result();
       }
       int capacity = draining ? 0 : claimRoom(settings) + combined.size();
-      UUID after = rewind.getAndSet(false) ? NO_CURSOR : cursor(epoch);
+      // A wake-up with no room keeps the request for the head for the next one that has room.
+      JobStore.ClaimCursor after =
+          capacity > 0 && rewind.getAndSet(false) ? NO_CURSOR : cursor(epoch);
+      if (after.priority() < JobPriority.DEFAULT) {
+        // Jobs of the default priority enqueued meanwhile sort before this cursor and wake nobody.
+        after = NO_CURSOR;
+      }
       boolean fenced = false;
       try {
         List<Job> claimed;
         JobStore.ClaimRequest claim =
             new JobStore.ClaimRequest(kind, shard, Math.max(0, capacity), epoch, now, after);
-        if (combined.isEmpty()) {
+        if (fair) {
+          JobStore.Claimed c = claimInTurns(capacity, epoch, now);
+          claimed = c.jobs();
+          fenced = c.fenced();
+        } else if (combined.isEmpty()) {
           JobStore.Claimed c = context.store().claimMany(claim);
           claimed = c.jobs();
           fenced = c.fenced();
@@ -685,9 +706,11 @@ final class ShardRunner {
       return;
     }
     JobStore.Claimed claimed =
-        context
-            .store()
-            .claimMany(new JobStore.ClaimRequest(kind, shard, capacity, epoch, now, null));
+        settings.claimOrder() == ClaimOrder.FAIR
+            ? claimInTurns(capacity, epoch, now)
+            : context
+                .store()
+                .claimMany(new JobStore.ClaimRequest(kind, shard, capacity, epoch, now, null));
     if (claimed.fenced()) {
       lock.superseded(epoch);
       return;
@@ -708,8 +731,38 @@ final class ShardRunner {
         - stragglers.size();
   }
 
+  /**
+   * Claims up to {@code room} jobs in turns between owners: one statement per priority level that
+   * has due jobs, from the top, until the room is filled or nothing is left. Each statement's turns
+   * start after the owner the previous one ended with.
+   */
+  private JobStore.Claimed claimInTurns(int room, long epoch, Instant now) {
+    List<Job> all = new ArrayList<>();
+    while (all.size() < room) {
+      JobStore.Claimed c =
+          context
+              .store()
+              .claimFair(
+                  new JobStore.FairClaimRequest(
+                      kind, shard, room - all.size(), epoch, now, turnCursor));
+      if (c.fenced()) {
+        return new JobStore.Claimed(true, all);
+      }
+      if (c.jobs().isEmpty()) {
+        break;
+      }
+      all.addAll(c.jobs());
+      // The turns list each owner once in rotation order before any owner's second job: the last
+      // owner to appear is the farthest one served, after which the next turns begin.
+      java.util.LinkedHashSet<String> served = new java.util.LinkedHashSet<>();
+      c.jobs().forEach(job -> served.add(JobStore.ownerKey(job)));
+      turnCursor = List.copyOf(served).get(served.size() - 1);
+    }
+    return new JobStore.Claimed(false, all);
+  }
+
   /** The wake-up claim cursor for {@code epoch}; a new epoch starts from the head again. */
-  private UUID cursor(long epoch) {
+  private JobStore.ClaimCursor cursor(long epoch) {
     if (epoch != cursorEpoch) {
       cursorEpoch = epoch;
       claimCursor = NO_CURSOR;
@@ -721,9 +774,8 @@ final class ShardRunner {
     EngineMetrics metrics = context.metrics();
     for (Job job : claimed) {
       metrics.claimed(kind, job, now);
-      // uuids order as unsigned bytes in PostgreSQL, which is the order of their text.
-      if (epoch == cursorEpoch && job.uid.toString().compareTo(claimCursor.toString()) > 0) {
-        claimCursor = job.uid;
+      if (epoch == cursorEpoch && claimCursor.precedes(job)) {
+        claimCursor = new JobStore.ClaimCursor(job.priority, job.uid);
       }
       Task task = new Task(job, now, epoch);
       inFlight.put(job.uid, task);

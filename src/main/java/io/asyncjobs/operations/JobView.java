@@ -26,6 +26,10 @@ public record JobView(
     String ownerKind,
     String ownerId,
     int retryCount,
+    @Schema(
+            description = "Claim priority, -10 to 10, higher first (0 unless asked for at enqueue)",
+            example = "0")
+        int priority,
     Instant createdAt,
     Instant startedAt,
     Instant completedAt,
@@ -86,6 +90,7 @@ public record JobView(
         job.ownerKind,
         job.ownerId,
         job.retryCount,
+        job.priority,
         job.createdAt,
         job.startedAt,
         job.completedAt,

@@ -21,13 +21,22 @@ public record SettingsView(
    * @param maxConcurrent jobs processed at once
    * @param jobTimeoutSeconds how long one job may run
    * @param maxRetries recoveries of a vanished job before it fails
+   * @param claimOrder {@code fifo} or {@code fair}
    */
   public record Values(
-      long retentionSeconds, int maxConcurrent, long jobTimeoutSeconds, int maxRetries) {
+      long retentionSeconds,
+      int maxConcurrent,
+      long jobTimeoutSeconds,
+      int maxRetries,
+      String claimOrder) {
 
     static Values of(ServiceSettings s) {
       return new Values(
-          s.retention().toSeconds(), s.maxConcurrent(), s.jobTimeout().toSeconds(), s.maxRetries());
+          s.retention().toSeconds(),
+          s.maxConcurrent(),
+          s.jobTimeout().toSeconds(),
+          s.maxRetries(),
+          s.claimOrder().value());
     }
   }
 }

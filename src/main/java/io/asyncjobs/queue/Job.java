@@ -115,6 +115,10 @@ public class Job extends PanacheEntityBase {
   @Column(name = "cancel_requested", nullable = false)
   public boolean cancelRequested;
 
+  /** Claim priority, {@value JobPriority#MIN} to {@value JobPriority#MAX}, higher first. */
+  @Column(name = "priority", nullable = false, updatable = false)
+  public int priority;
+
   /** The owner, or null for a job enqueued without one. */
   public Owner owner() {
     return ownerKind == null || ownerId == null ? null : new Owner(ownerKind, ownerId);

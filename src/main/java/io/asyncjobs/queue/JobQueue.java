@@ -68,9 +68,26 @@ public class JobQueue {
           + ENQUEUED_CHANNEL
           + "', "
           + wakePayload("i")
-          + ") FROM (SELECT DISTINCT kind, shard FROM inserted) i"
-          + " WHERE NOT EXISTS (SELECT 1 FROM jobs p"
+          + headIfAbove("i.top")
+          + ") FROM (SELECT kind, shard, max(priority) AS top FROM inserted GROUP BY kind, shard) i"
+          + " WHERE i.top > "
+          + JobPriority.DEFAULT
+          + " OR NOT EXISTS (SELECT 1 FROM jobs p"
           + "   WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending')";
+
+  /**
+   * A job above the default priority may sort before the owner's claim cursor, and must not wait
+   * behind a busy queue: its wake-up is sent whatever the queue holds and asks for the head.
+   */
+  private static String headIfAbove(String priority) {
+    return " || CASE WHEN "
+        + priority
+        + " > "
+        + JobPriority.DEFAULT
+        + " THEN '"
+        + FROM_HEAD
+        + "' ELSE '' END";
+  }
 
   /**
    * The wake-up payload of the rows {@code alias} names: the kind, and {@code /shard} after it when
@@ -94,11 +111,11 @@ public class JobQueue {
   private static final String JOB_INSERT_ONE =
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
-          + "                   created_at, updated_at, expires_at, shard)"
+          + "                   created_at, updated_at, expires_at, shard, priority)"
           + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + ", ?)"
-          + " RETURNING kind, shard)"
+          + ", ?, ?)"
+          + " RETURNING kind, shard, priority)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
 
   /**
@@ -109,19 +126,23 @@ public class JobQueue {
   private static final String JOB_INSERT_IDEMPOTENT =
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
-          + "                   created_at, updated_at, expires_at, shard, idempotency_key)"
+          + "                   created_at, updated_at, expires_at, shard, idempotency_key,"
+          + "                   priority)"
           + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + ", ?, ?)"
+          + ", ?, ?, ?)"
           + " ON CONFLICT (owner_kind, owner_id, idempotency_key)"
           + "   WHERE idempotency_key IS NOT NULL DO NOTHING"
-          + " RETURNING uid, kind, shard)"
-          + " SELECT i.uid, CASE WHEN NOT EXISTS (SELECT 1 FROM jobs p"
+          + " RETURNING uid, kind, shard, priority)"
+          + " SELECT i.uid, CASE WHEN i.priority > "
+          + JobPriority.DEFAULT
+          + " OR NOT EXISTS (SELECT 1 FROM jobs p"
           + "   WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending')"
           + "   THEN pg_notify('"
           + ENQUEUED_CHANNEL
           + "', "
           + wakePayload("i")
+          + headIfAbove("i.priority")
           + ") END FROM inserted i";
 
   /** JobGetByIdempotencyKey: the job an owner enqueued with a key. */
@@ -132,14 +153,14 @@ public class JobQueue {
   private static final String JOB_INSERT_MANY =
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
-          + "                   created_at, updated_at, expires_at, shard)"
+          + "                   created_at, updated_at, expires_at, shard, priority)"
           + " SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + "      , n.shard"
-          + "   FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[]) WITH ORDINALITY"
-          + "        AS n(uid, payload, preferred_name, shard, ord)"
+          + "      , n.shard, n.priority"
+          + "   FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[])"
+          + "        WITH ORDINALITY AS n(uid, payload, preferred_name, shard, priority, ord)"
           + "  ORDER BY n.ord"
-          + " RETURNING kind, shard)"
+          + " RETURNING kind, shard, priority)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
 
   /**
@@ -152,26 +173,30 @@ public class JobQueue {
       """
       WITH inserted AS (
         INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,
-                          created_at, updated_at, expires_at, idempotency_key, shard)
+                          created_at, updated_at, expires_at, idempotency_key, shard, priority)
         SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?,\s"""
           + SettingsStore.EFFECTIVE_RETENTION_END
           + """
-      , n.idempotency_key, n.shard
-          FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[]) WITH ORDINALITY
-               AS n(uid, payload, preferred_name, idempotency_key, shard, ord)
+      , n.idempotency_key, n.shard, n.priority
+          FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::smallint[])
+               WITH ORDINALITY AS n(uid, payload, preferred_name, idempotency_key, shard, priority, ord)
          ORDER BY n.ord
         ON CONFLICT (owner_kind, owner_id, idempotency_key)
            WHERE idempotency_key IS NOT NULL DO NOTHING
-        RETURNING uid, kind, shard),
+        RETURNING uid, kind, shard, priority),
       notified AS (
         SELECT pg_notify('"""
           + ENQUEUED_CHANNEL
           + "', "
           + wakePayload("i")
+          + headIfAbove("i.top")
           + """
-      ) FROM (SELECT DISTINCT kind, shard FROM inserted) i
-         WHERE NOT EXISTS (SELECT 1 FROM jobs p
-                            WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending'))
+      ) FROM (SELECT kind, shard, max(priority) AS top FROM inserted GROUP BY kind, shard) i
+         WHERE i.top >\s"""
+          + JobPriority.DEFAULT
+          + """
+       OR NOT EXISTS (SELECT 1 FROM jobs p
+                       WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending'))
       SELECT uid, (SELECT count(*) FROM notified) FROM inserted
       """;
 
@@ -295,15 +320,32 @@ public class JobQueue {
       String ownerKind,
       String ownerId,
       String preferredName) {
+    return enqueue(kind, payload, ownerKind, ownerId, preferredName, JobPriority.DEFAULT);
+  }
+
+  /**
+   * {@link #enqueue(String, Map, String, String, String)} with a claim priority.
+   *
+   * @param priority {@value JobPriority#MIN} to {@value JobPriority#MAX}, higher first
+   */
+  public UUID enqueue(
+      String kind,
+      Map<String, Object> payload,
+      String ownerKind,
+      String ownerId,
+      String preferredName,
+      int priority) {
     requireOwnerAndKind(kind, ownerKind, ownerId);
     requireJob(payload, preferredName);
+    JobPriority.check(priority);
     UUID uid = JobIds.next();
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_INSERT_ONE)) {
       String shard = bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
+      ps.setInt(13, priority);
       ps.execute();
       metrics.enqueued(kind, 1);
-      enqueued.fire(new JobsEnqueued(kind, shard, false));
+      enqueued.fire(new JobsEnqueued(kind, shard, priority > JobPriority.DEFAULT));
     } catch (SQLException e) {
       throw new IllegalStateException("could not enqueue a job of kind " + kind, e);
     }
@@ -324,7 +366,24 @@ public class JobQueue {
       String ownerId,
       String preferredName,
       String idempotencyKey) {
+    return enqueueIdempotent(
+        kind, payload, ownerKind, ownerId, preferredName, idempotencyKey, JobPriority.DEFAULT);
+  }
+
+  /**
+   * {@link #enqueueIdempotent(String, Map, String, String, String, String)} with a claim priority
+   * for the job if it is created now.
+   */
+  public Enqueued enqueueIdempotent(
+      String kind,
+      Map<String, Object> payload,
+      String ownerKind,
+      String ownerId,
+      String preferredName,
+      String idempotencyKey,
+      int priority) {
     requireOwnerAndKind(kind, ownerKind, ownerId);
+    JobPriority.check(priority);
     requireJob(payload, preferredName);
     if (ownerKind == null) {
       throw new IllegalArgumentException("an idempotency key needs an owner");
@@ -335,7 +394,8 @@ public class JobQueue {
     // Two tries: the first job may be swept between the insert and the lookup, freeing the key.
     for (int attempt = 0; attempt < 2; attempt++) {
       Optional<Enqueued> outcome =
-          tryEnqueueIdempotent(kind, payload, ownerKind, ownerId, preferredName, idempotencyKey);
+          tryEnqueueIdempotent(
+              kind, payload, ownerKind, ownerId, preferredName, idempotencyKey, priority);
       if (outcome.isPresent()) {
         return outcome.get();
       }
@@ -349,16 +409,18 @@ public class JobQueue {
       String ownerKind,
       String ownerId,
       String preferredName,
-      String idempotencyKey) {
+      String idempotencyKey,
+      int priority) {
     UUID uid = JobIds.next();
     try (Connection c = dataSource.getConnection()) {
       try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_IDEMPOTENT)) {
         String shard = bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
         ps.setString(13, idempotencyKey);
+        ps.setInt(14, priority);
         try (ResultSet rs = ps.executeQuery()) {
           if (rs.next()) {
             metrics.enqueued(kind, 1);
-            enqueued.fire(new JobsEnqueued(kind, shard, false));
+            enqueued.fire(new JobsEnqueued(kind, shard, priority > JobPriority.DEFAULT));
             return Optional.of(new Enqueued(uid, true));
           }
         }
@@ -478,14 +540,16 @@ public class JobQueue {
     UUID[] uids = new UUID[n];
     String[] payloads = new String[n];
     String[] names = new String[n];
+    Short[] priorities = new Short[n];
     for (int i = 0; i < n; i++) {
       NewJob job = jobs.get(i);
       requireJob(job.payload(), job.preferredName());
       uids[i] = JobIds.next();
       payloads[i] = JsonCodec.encode(job.payload());
       names[i] = job.preferredName();
+      priorities[i] = (short) JobPriority.check(job.priority());
     }
-    insertMany(kind, uids, payloads, names, ownerKind, ownerId);
+    insertMany(kind, uids, payloads, names, priorities, ownerKind, ownerId);
     return List.of(uids);
   }
 
@@ -495,6 +559,7 @@ public class JobQueue {
       UUID[] uids,
       String[] payloads,
       String[] names,
+      Short[] priorities,
       String ownerKind,
       String ownerId) {
     try (Connection c = dataSource.getConnection();
@@ -502,9 +567,10 @@ public class JobQueue {
       bindNewJobs(c, ps, kind, ownerKind, ownerId, uids, payloads, names);
       String[] keys = shardsOf(kind, uids);
       ps.setArray(12, c.createArrayOf("text", keys));
+      ps.setArray(13, c.createArrayOf("smallint", priorities));
       ps.execute();
       metrics.enqueued(kind, uids.length);
-      enqueued.fire(new JobsEnqueued(kind, commonShard(keys), false));
+      enqueued.fire(new JobsEnqueued(kind, commonShard(keys), aboveDefault(priorities)));
     } catch (SQLException e) {
       throw new IllegalStateException(
           "could not enqueue " + uids.length + " job(s) of kind " + kind, e);
@@ -517,7 +583,25 @@ public class JobQueue {
    * @param payload kind-specific input
    * @param preferredName file name for the artifact's download, or null
    */
-  public record NewJob(Map<String, Object> payload, String preferredName) {}
+  public record NewJob(Map<String, Object> payload, String preferredName, int priority) {
+
+    /** A job of the default priority. */
+    public NewJob(Map<String, Object> payload, String preferredName) {
+      this(payload, preferredName, JobPriority.DEFAULT);
+    }
+  }
+
+  /**
+   * Whether any of {@code priorities} is above the default: then the owner claims from the head.
+   */
+  private static boolean aboveDefault(Short[] priorities) {
+    for (Short p : priorities) {
+      if (p > JobPriority.DEFAULT) {
+        return true;
+      }
+    }
+    return false;
+  }
 
   /** The most jobs {@link #enqueueBatch} takes at once. */
   public static final int MAX_REQUEST_BATCH = 1000;
@@ -528,9 +612,16 @@ public class JobQueue {
    * @param payload kind-specific input
    * @param preferredName file name for the artifact's download, or null
    * @param idempotencyKey 1 to 200 characters chosen by the caller, or null
+   * @param priority {@value JobPriority#MIN} to {@value JobPriority#MAX}, higher first
    */
   public record BatchJob(
-      Map<String, Object> payload, String preferredName, String idempotencyKey) {}
+      Map<String, Object> payload, String preferredName, String idempotencyKey, int priority) {
+
+    /** A job of the default priority. */
+    public BatchJob(Map<String, Object> payload, String preferredName, String idempotencyKey) {
+      this(payload, preferredName, idempotencyKey, JobPriority.DEFAULT);
+    }
+  }
 
   /**
    * What became of one job of a batch.
@@ -590,10 +681,12 @@ public class JobQueue {
     String[] payloads = new String[n];
     String[] names = new String[n];
     String[] keys = new String[n];
+    Short[] priorities = new Short[n];
     Set<String> seen = new HashSet<>();
     for (int i = 0; i < n; i++) {
       BatchJob job = jobs.get(i);
       requireJob(job.payload(), job.preferredName());
+      priorities[i] = (short) JobPriority.check(job.priority());
       String key = job.idempotencyKey();
       if (key != null) {
         if (ownerKind == null) {
@@ -613,7 +706,7 @@ public class JobQueue {
     }
     if (seen.isEmpty()) {
       // No job carries a key, so none can be a replay: every job is new, in one statement.
-      insertMany(kind, uids, payloads, names, ownerKind, ownerId);
+      insertMany(kind, uids, payloads, names, priorities, ownerKind, ownerId);
       return Arrays.stream(uids)
           .map(uid -> new BatchOutcome(uid, true, JobStatus.PENDING))
           .toList();
@@ -621,12 +714,12 @@ public class JobQueue {
     // Two tries: a first job may be swept between the insert and the lookup, freeing its key.
     for (int attempt = 0; attempt < 2; attempt++) {
       List<BatchOutcome> outcomes =
-          tryEnqueueBatch(kind, uids, payloads, names, keys, ownerKind, ownerId);
+          tryEnqueueBatch(kind, uids, payloads, names, keys, priorities, ownerKind, ownerId);
       if (outcomes != null) {
         int created = (int) outcomes.stream().filter(BatchOutcome::created).count();
         if (created > 0) {
           metrics.enqueued(kind, created);
-          enqueued.fire(new JobsEnqueued(kind, null, false));
+          enqueued.fire(new JobsEnqueued(kind, null, aboveDefault(priorities)));
         }
         return outcomes;
       }
@@ -644,6 +737,7 @@ public class JobQueue {
       String[] payloads,
       String[] names,
       String[] keys,
+      Short[] priorities,
       String ownerKind,
       String ownerId) {
     int n = uids.length;
@@ -655,6 +749,7 @@ public class JobQueue {
           bindNewJobs(c, ps, kind, ownerKind, ownerId, uids, payloads, names);
           ps.setArray(12, c.createArrayOf("text", keys));
           ps.setArray(13, c.createArrayOf("text", shardsOf(kind, uids)));
+          ps.setArray(14, c.createArrayOf("smallint", priorities));
           try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
               inserted.add(rs.getObject(1, UUID.class));

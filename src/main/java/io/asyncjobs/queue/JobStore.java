@@ -41,11 +41,12 @@ public class JobStore {
       "fence AS (SELECT epoch FROM job_owner_epochs WHERE epoch = ? FOR SHARE)";
 
   /**
-   * The claim itself: the oldest pending jobs of a kind in one shard become running under the
-   * fence's epoch. SKIP LOCKED lets a concurrent claimer take other rows instead of waiting. The
-   * partial index on pending rows by kind, shard and uid serves the inner query. The uids are
-   * collected into an array first so that the outer update looks them up by primary key whatever
-   * row count the planner guesses for a LIMIT parameter.
+   * The claim itself: the due pending jobs of a kind in one shard become running under the fence's
+   * epoch, highest priority first, then oldest first. SKIP LOCKED lets a concurrent claimer take
+   * other rows instead of waiting. The partial index on due pending rows by kind, shard, negated
+   * priority and uid serves the inner query in its order. The uids are collected into an array
+   * first so that the outer update looks them up by primary key whatever row count the planner
+   * guesses for a LIMIT parameter.
    */
   private static final String CLAIM =
       """
@@ -54,8 +55,9 @@ public class JobStore {
            SET status = 'running', started_at = ?, updated_at = ?, epoch = ?
          WHERE uid = ANY (ARRAY(SELECT uid FROM jobs
                                  WHERE kind = ? AND shard = ? AND status = 'pending'
+                                   AND delayed_until IS NULL
                                    AND EXISTS (SELECT 1 FROM fence)
-                                 ORDER BY uid
+                                 ORDER BY (-priority), uid
                                  LIMIT ?
                                  FOR UPDATE SKIP LOCKED))
         RETURNING\s"""
@@ -63,14 +65,17 @@ public class JobStore {
           + ")";
 
   /**
-   * The claim for pending jobs newer than a cursor, the newest uid this owner already claimed.
-   * Within a burst the head of the queue is a run of rows that just stopped being pending; starting
-   * after the cursor skips it in one index descent, whichever index the planner picks. Older
-   * pending rows (recovered orphans, retries) are left to the tick's claim from the head, or to a
-   * wake-up that asked for the head.
+   * The claim for due pending jobs after a cursor, the last job (by priority, then uid) this owner
+   * already claimed. Within a burst the head of the queue is a run of rows that just stopped being
+   * pending; starting after the cursor skips it in one index descent. Jobs that sort before the
+   * cursor (recovered orphans, retries, a higher priority than the cursor's) are left to the tick's
+   * claim from the head, or to a wake-up that asked for the head, as an enqueue with a priority
+   * above the default does.
    */
   private static final String CLAIM_AFTER =
-      CLAIM.replace("AND status = 'pending'", "AND status = 'pending' AND uid > ?");
+      CLAIM.replace(
+          "AND delayed_until IS NULL",
+          "AND delayed_until IS NULL AND ((-priority), uid) > (?::smallint, ?::uuid)");
 
   /**
    * JobClaimMany: claims, in one statement, and says whether the fence let it (first column: 1, or
@@ -81,6 +86,87 @@ public class JobStore {
           + FENCE
           + ", "
           + CLAIM
+          + " SELECT (SELECT count(*) FROM fence) AS fenced_in, k.*"
+          + " FROM (SELECT 1) AS one LEFT JOIN claimed AS k ON true";
+
+  /** The fair claim index's owner key, as an expression over a row of {@code jobs}. */
+  private static final String OWNER_KEY =
+      "(COALESCE(owner_kind, '') || ':' || COALESCE(owner_id, ''))";
+
+  /**
+   * The due pending rows of the claim's kind and shard at the top priority (the CTE {@code top}).
+   */
+  private static final String FAIR_ROWS =
+      "kind = (SELECT kind FROM p) AND shard = (SELECT shard FROM p) AND status = 'pending'"
+          + " AND delayed_until IS NULL AND (-priority) = (SELECT np FROM top)";
+
+  /** The owner after the walk's row {@code w}, by owner key, among the due jobs of the level. */
+  private static final String NEXT_OWNER =
+      "(SELECT "
+          + OWNER_KEY
+          + " FROM jobs WHERE "
+          + FAIR_ROWS
+          + " AND "
+          + OWNER_KEY
+          + " > w.ok ORDER BY 1 LIMIT 1)";
+
+  /**
+   * JobClaimFair: claims in turns between owners. Among the due pending jobs of the top priority
+   * level, it walks the owners from the one after the cursor (a loose scan of the fair index, one
+   * probe per owner, at most the claim's room of them, then from the first owner up to the cursor),
+   * and takes each owner's oldest jobs, as many each as the room shared out over the owners found,
+   * one round of owners at a time. A level with fewer jobs than the room leaves the rest to the
+   * next claim, which finds the next level. Columns as JobClaimMany's.
+   */
+  static final String JOB_CLAIM_FAIR =
+      "WITH RECURSIVE "
+          + FENCE
+          + ", p AS (SELECT ?::text AS kind, ?::text AS shard, ?::text AS cursor, ?::int AS room),"
+          + " top AS (SELECT (-priority) AS np FROM jobs WHERE kind = (SELECT kind FROM p)"
+          + "   AND shard = (SELECT shard FROM p) AND status = 'pending' AND delayed_until IS NULL"
+          + "   ORDER BY (-priority) LIMIT 1),"
+          + " walk(ok, n) AS ("
+          + "   (SELECT "
+          + OWNER_KEY
+          + ", 1 FROM jobs WHERE "
+          + FAIR_ROWS
+          + " AND "
+          + OWNER_KEY
+          + " > (SELECT cursor FROM p) ORDER BY 1 LIMIT 1)"
+          + "   UNION ALL SELECT "
+          + NEXT_OWNER
+          + ", w.n + 1"
+          + "   FROM walk w WHERE w.ok IS NOT NULL AND w.n < (SELECT room FROM p)),"
+          + " wrap(ok, n) AS ("
+          + "   (SELECT "
+          + OWNER_KEY
+          + ", 1 FROM jobs WHERE "
+          + FAIR_ROWS
+          + " ORDER BY 1 LIMIT 1)"
+          + "   UNION ALL SELECT "
+          + NEXT_OWNER
+          + ", w.n + 1"
+          + "   FROM wrap w WHERE w.ok IS NOT NULL AND w.ok < (SELECT cursor FROM p)"
+          + "     AND w.n < (SELECT room FROM p)),"
+          + " owners AS (SELECT ok, pos FROM (SELECT ok, n AS pos FROM walk WHERE ok IS NOT NULL"
+          + "   UNION ALL SELECT ok, (SELECT room FROM p) + n FROM wrap"
+          + "   WHERE ok IS NOT NULL AND ok <= (SELECT cursor FROM p)) o"
+          + "   ORDER BY pos LIMIT (SELECT room FROM p)),"
+          + " share AS (SELECT ((SELECT room FROM p) + count(*) - 1) / GREATEST(count(*), 1) AS each"
+          + "   FROM owners),"
+          + " picks AS (SELECT j.uid, o.pos, j.rn FROM owners o, LATERAL (SELECT uid,"
+          + "   row_number() OVER (ORDER BY uid) AS rn FROM jobs WHERE "
+          + FAIR_ROWS
+          + " AND "
+          + OWNER_KEY
+          + " = o.ok ORDER BY uid LIMIT (SELECT each FROM share)) j),"
+          + " claimed AS (UPDATE jobs SET status = 'running', started_at = ?, updated_at = ?,"
+          + "   epoch = ? WHERE uid = ANY (ARRAY(SELECT uid FROM jobs WHERE uid IN (SELECT uid"
+          + "   FROM picks ORDER BY rn, pos LIMIT (SELECT room FROM p)) AND status = 'pending'"
+          + "   AND EXISTS (SELECT 1 FROM fence) FOR UPDATE SKIP LOCKED))"
+          + "   RETURNING "
+          + JOB_COLUMNS
+          + ")"
           + " SELECT (SELECT count(*) FROM fence) AS fenced_in, k.*"
           + " FROM (SELECT 1) AS one LEFT JOIN claimed AS k ON true";
 
@@ -307,7 +393,28 @@ public class JobStore {
    * @param after only jobs with a larger uid, or null for all
    */
   public record ClaimRequest(
-      String kind, String shard, int limit, long epoch, Instant now, UUID after) {}
+      String kind, String shard, int limit, long epoch, Instant now, ClaimCursor after) {}
+
+  /**
+   * Where a claim in priority order stopped: the last job it took, by priority (higher first), then
+   * uid.
+   */
+  public record ClaimCursor(int priority, UUID uid) {
+
+    /** Before every job of priority {@code priority}. */
+    public static ClaimCursor before(int priority) {
+      return new ClaimCursor(priority, new UUID(0, 0));
+    }
+
+    /** Whether {@code job} sorts after this cursor in the claim's order. */
+    public boolean precedes(Job job) {
+      if (job.priority != priority) {
+        return job.priority < priority;
+      }
+      // uuids order as unsigned bytes in PostgreSQL, which is the order of their text.
+      return job.uid.toString().compareTo(uid.toString()) > 0;
+    }
+  }
 
   /** Claims what {@code claim} asks for. */
   public Claimed claimMany(ClaimRequest claim) {
@@ -332,6 +439,49 @@ public class JobStore {
       return new Claimed(fenced, inUidOrder(claimed));
     } catch (SQLException e) {
       throw new StoreException("JobClaimMany failed for kind " + claim.kind(), e);
+    }
+  }
+
+  /**
+   * A claim in turns between owners ({@link #JOB_CLAIM_FAIR}).
+   *
+   * @param afterOwner the owner key the previous claim's turns ended with ({@link #ownerKey}); the
+   *     empty string to start from the first owner
+   */
+  public record FairClaimRequest(
+      String kind, String shard, int limit, long epoch, Instant now, String afterOwner) {}
+
+  /**
+   * Claims in turns between owners: up to {@code claim.limit()} due pending jobs of the top
+   * priority level, in the order the turns give them ({@link #inTurns}).
+   */
+  public Claimed claimFair(FairClaimRequest claim) {
+    if (claim.limit() <= 0) {
+      return new Claimed(false, List.of());
+    }
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_CLAIM_FAIR)) {
+      int next = bindFence(ps, 1, claim.epoch());
+      ps.setString(next++, claim.kind());
+      ps.setString(next++, claim.shard());
+      ps.setString(next++, claim.afterOwner());
+      ps.setInt(next++, claim.limit());
+      ps.setObject(next++, JobRows.timestamp(claim.now()));
+      ps.setObject(next++, JobRows.timestamp(claim.now()));
+      ps.setLong(next, claim.epoch());
+      boolean fenced = false;
+      List<Job> claimed = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          fenced = rs.getLong(1) == 0;
+          if (rs.getObject(2) != null) {
+            claimed.add(JobRows.read(rs, 1));
+          }
+        }
+      }
+      return new Claimed(fenced, inTurns(claimed, claim.afterOwner()));
+    } catch (SQLException e) {
+      throw new StoreException("JobClaimFair failed for kind " + claim.kind(), e);
     }
   }
 
@@ -442,7 +592,8 @@ public class JobStore {
     ps.setString(next++, claim.kind());
     ps.setString(next++, claim.shard());
     if (claim.after() != null) {
-      ps.setObject(next++, claim.after());
+      ps.setInt(next++, -claim.after().priority());
+      ps.setObject(next++, claim.after().uid());
     }
     ps.setInt(next, claim.limit());
   }
@@ -821,10 +972,43 @@ public class JobStore {
     return uids;
   }
 
-  /** RETURNING has no order; PostgreSQL orders uuids as unsigned bytes, as their text does. */
+  /**
+   * RETURNING has no order: the claim's order, priority (higher first), then uid. PostgreSQL orders
+   * uuids as unsigned bytes, as their text does.
+   */
   private static List<Job> inUidOrder(List<Job> jobs) {
-    jobs.sort(Comparator.comparing(j -> j.uid.toString()));
+    jobs.sort(Comparator.comparingInt((Job j) -> -j.priority).thenComparing(j -> j.uid.toString()));
     return jobs;
+  }
+
+  /**
+   * The fair claim's order: one job of each owner in turn, the owners in rotation order (those
+   * after {@code cursor} first, then from the start), each owner's jobs in uid order.
+   */
+  static List<Job> inTurns(List<Job> jobs, String cursor) {
+    Map<String, List<Job>> byOwner =
+        new java.util.TreeMap<>(
+            Comparator.comparing((String key) -> key.compareTo(cursor) <= 0)
+                .thenComparing(Comparator.naturalOrder()));
+    for (Job job : inUidOrder(jobs)) {
+      byOwner.computeIfAbsent(ownerKey(job), k -> new ArrayList<>()).add(job);
+    }
+    List<Job> turns = new ArrayList<>(jobs.size());
+    for (int round = 0; turns.size() < jobs.size(); round++) {
+      for (List<Job> owned : byOwner.values()) {
+        if (round < owned.size()) {
+          turns.add(owned.get(round));
+        }
+      }
+    }
+    return turns;
+  }
+
+  /** The owner of {@code job} as the fair claim's index writes it: {@code owner_kind:owner_id}. */
+  public static String ownerKey(Job job) {
+    return (job.ownerKind == null ? "" : job.ownerKind)
+        + ":"
+        + (job.ownerId == null ? "" : job.ownerId);
   }
 
   private static Instant instant(ResultSet rs, int column) throws SQLException {

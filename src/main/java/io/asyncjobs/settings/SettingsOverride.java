@@ -1,5 +1,6 @@
 package io.asyncjobs.settings;
 
+import io.asyncjobs.config.ClaimOrder;
 import io.asyncjobs.config.ServiceSettings;
 import java.time.Duration;
 
@@ -11,15 +12,20 @@ import java.time.Duration;
  * @param maxConcurrent jobs processed at once, 1 to 256
  * @param jobTimeoutSeconds seconds one job may run, at least 1
  * @param maxRetries recoveries before a vanished job is failed, 0 to 100
+ * @param claimOrder {@code fifo} or {@code fair}
  */
 public record SettingsOverride(
-    Long retentionSeconds, Integer maxConcurrent, Long jobTimeoutSeconds, Integer maxRetries) {
+    Long retentionSeconds,
+    Integer maxConcurrent,
+    Long jobTimeoutSeconds,
+    Integer maxRetries,
+    String claimOrder) {
 
   /** The longest retention or timeout an admin may set: ten years, far inside timestamp range. */
   public static final long MAX_SECONDS = 10L * 365 * 24 * 3600;
 
   /** No overrides at all. */
-  public static final SettingsOverride NONE = new SettingsOverride(null, null, null, null);
+  public static final SettingsOverride NONE = new SettingsOverride(null, null, null, null, null);
 
   /** Checks every range; a caller can fix what the message names. */
   public SettingsOverride {
@@ -37,6 +43,15 @@ public record SettingsOverride(
     if (maxRetries != null && (maxRetries < 0 || maxRetries > 100)) {
       throw new IllegalArgumentException("max_retries must be between 0 and 100");
     }
+    if (claimOrder != null) {
+      ClaimOrder.of(claimOrder);
+    }
+  }
+
+  /** Overrides of the first four settings only. */
+  public SettingsOverride(
+      Long retentionSeconds, Integer maxConcurrent, Long jobTimeoutSeconds, Integer maxRetries) {
+    this(retentionSeconds, maxConcurrent, jobTimeoutSeconds, maxRetries, null);
   }
 
   /** {@code base} with these overrides applied. */
@@ -46,6 +61,7 @@ public record SettingsOverride(
         maxConcurrent == null ? base.maxConcurrent() : maxConcurrent,
         jobTimeoutSeconds == null ? base.jobTimeout() : Duration.ofSeconds(jobTimeoutSeconds),
         maxRetries == null ? base.maxRetries() : maxRetries,
-        base.claimAhead());
+        base.claimAhead(),
+        claimOrder == null ? base.claimOrder() : ClaimOrder.of(claimOrder));
   }
 }

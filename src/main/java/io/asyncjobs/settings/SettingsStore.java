@@ -24,7 +24,7 @@ public class SettingsStore {
   /** SettingsGetOne: the stored overrides of one service. */
   private static final String SETTINGS_GET_ONE =
       """
-      SELECT retention_seconds, max_concurrent, job_timeout_seconds, max_retries
+      SELECT retention_seconds, max_concurrent, job_timeout_seconds, max_retries, claim_order
         FROM service_settings
        WHERE service = ?
       """;
@@ -33,13 +33,15 @@ public class SettingsStore {
   private static final String SETTINGS_UPSERT =
       """
       INSERT INTO service_settings AS s
-             (service, retention_seconds, max_concurrent, job_timeout_seconds, max_retries, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?)
+             (service, retention_seconds, max_concurrent, job_timeout_seconds, max_retries,
+              claim_order, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (service) DO UPDATE
          SET retention_seconds = EXCLUDED.retention_seconds,
              max_concurrent = EXCLUDED.max_concurrent,
              job_timeout_seconds = EXCLUDED.job_timeout_seconds,
              max_retries = EXCLUDED.max_retries,
+             claim_order = EXCLUDED.claim_order,
              updated_at = EXCLUDED.updated_at
       """;
 
@@ -86,7 +88,8 @@ public class SettingsStore {
             rs.getObject(1, Long.class),
             rs.getObject(2, Integer.class),
             rs.getObject(3, Long.class),
-            rs.getObject(4, Integer.class));
+            rs.getObject(4, Integer.class),
+            rs.getString(5));
       }
     } catch (SQLException e) {
       throw new IllegalStateException("could not read the settings of " + service, e);
@@ -102,7 +105,8 @@ public class SettingsStore {
       setNullable(ps, 3, override.maxConcurrent(), Types.INTEGER);
       setNullable(ps, 4, override.jobTimeoutSeconds(), Types.BIGINT);
       setNullable(ps, 5, override.maxRetries(), Types.INTEGER);
-      ps.setObject(6, OffsetDateTime.ofInstant(clock.now(), ZoneOffset.UTC));
+      setNullable(ps, 6, override.claimOrder(), Types.VARCHAR);
+      ps.setObject(7, OffsetDateTime.ofInstant(clock.now(), ZoneOffset.UTC));
       ps.executeUpdate();
     } catch (SQLException e) {
       throw new IllegalStateException("could not store the settings of " + service, e);

@@ -17,7 +17,17 @@
     { name: 'retention_seconds', label: 'Keep finished jobs (seconds)', short: 'kept', format: seconds },
     { name: 'max_concurrent', label: 'Jobs at once', short: 'at once', format: String },
     { name: 'job_timeout_seconds', label: 'Job timeout (seconds)', short: 'timeout', format: seconds },
-    { name: 'max_retries', label: 'Recoveries of a vanished job', short: 'retries', format: String }
+    { name: 'max_retries', label: 'Recoveries of a vanished job', short: 'retries', format: String },
+    {
+      name: 'claim_order',
+      label: 'Claim order',
+      short: 'order',
+      format: String,
+      choices: [
+        ['fifo', 'fifo: enqueue order'],
+        ['fair', 'fair: turns between owners']
+      ]
+    }
   ];
 
   var token = null;
@@ -429,14 +439,24 @@
     var fields = {};
     SETTINGS.forEach(function (s) {
       var id = 'setting-' + ++ids;
-      var input = el('input', {
-        id: id,
-        name: s.name,
-        type: 'number',
-        step: '1',
-        inputmode: 'numeric',
-        'aria-describedby': id + '-hint'
-      });
+      var input;
+      if (s.choices) {
+        input = el('select', { id: id, name: s.name, 'aria-describedby': id + '-hint' }, [
+          el('option', { value: '' }, ['as configured'])
+        ]);
+        s.choices.forEach(function (choice) {
+          input.appendChild(el('option', { value: choice[0] }, [choice[1]]));
+        });
+      } else {
+        input = el('input', {
+          id: id,
+          name: s.name,
+          type: 'number',
+          step: '1',
+          inputmode: 'numeric',
+          'aria-describedby': id + '-hint'
+        });
+      }
       var hint = el('span', { id: id + '-hint', class: 'hint' });
       fieldset.appendChild(el('div', { class: 'field' }, [el('label', { for: id }, [s.label]), input, hint]));
       fields[s.name] = { input: input, hint: hint };
@@ -487,7 +507,7 @@
     SETTINGS.forEach(function (s) {
       var field = view.fields[s.name];
       field.input.value = overrides[s.name] == null ? '' : String(overrides[s.name]);
-      field.input.placeholder = text(configured[s.name]);
+      if (!s.choices) field.input.placeholder = text(configured[s.name]);
       field.hint.textContent = 'configured: ' + s.format(configured[s.name]);
     });
   }
@@ -498,7 +518,9 @@
     SETTINGS.forEach(function (s) {
       var input = view.fields[s.name].input;
       var value = input.value.trim();
-      if (input.validity.badInput || (value !== '' && !/^-?\d+$/.test(value))) {
+      if (s.choices) {
+        body[s.name] = value === '' ? null : value;
+      } else if (input.validity.badInput || (value !== '' && !/^-?\d+$/.test(value))) {
         bad = bad || s.label;
       } else {
         // PUT replaces every override: an empty field goes back to the configured value.

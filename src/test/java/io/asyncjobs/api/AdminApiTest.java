@@ -167,8 +167,8 @@ class AdminApiTest {
         .body(
             "detail",
             equalTo(
-                "the body has an unknown field \"colour\"; the fields are job_timeout_seconds,"
-                    + " max_concurrent, max_retries, retention_seconds"));
+                "the body has an unknown field \"colour\"; the fields are claim_order,"
+                    + " job_timeout_seconds, max_concurrent, max_retries, retention_seconds"));
     as(ADMIN)
         .contentType(ContentType.JSON)
         .body("{\"max_concurrent\": \"many\"}")

@@ -324,13 +324,15 @@ class AdminPageBrowserTest {
     awaitDashboard();
     WebElement card = card(NoopService.KIND);
     // Another admin's change since the card was drawn shows once the editor opens.
-    settings.update(NoopService.KIND, new SettingsOverride(null, 3, null, null));
+    settings.update(NoopService.KIND, new SettingsOverride(null, 3, null, null, "fair"));
     card.findElement(By.tagName("summary")).click();
     WebElement form = card.findElement(By.cssSelector("form.settings"));
     WebElement maxConcurrent = form.findElement(By.name("max_concurrent"));
     WebElement retention = form.findElement(By.name("retention_seconds"));
+    WebElement claimOrder = form.findElement(By.name("claim_order"));
     await("the current settings", d -> "3".equals(maxConcurrent.getDomProperty("value")));
     await("the editor ready", d -> form.getDomAttribute("aria-busy") == null);
+    assertThat(claimOrder.getDomProperty("value")).isEqualTo("fair");
     assertThat(maxConcurrent.getDomAttribute("placeholder")).isEqualTo("4");
     assertThat(retention.getDomProperty("value")).isEmpty();
     assertThat(
@@ -353,8 +355,17 @@ class AdminPageBrowserTest {
         .body("overrides.max_concurrent", equalTo(2))
         .body("overrides.retention_seconds", equalTo(120))
         .body("overrides.job_timeout_seconds", nullValue())
+        .body("overrides.claim_order", equalTo("fair"))
         .body("effective.max_concurrent", equalTo(2));
-    assertThat(figure(card, "settings")).contains("2 min kept (override)", "2 at once (override)");
+    assertThat(figure(card, "settings"))
+        .contains("2 min kept (override)", "2 at once (override)", "fair order (override)");
+
+    new org.openqa.selenium.support.ui.Select(claimOrder).selectByValue("");
+    form.findElement(By.cssSelector("button[type=submit]")).click();
+    await(
+        "the claim order back to the configured one",
+        d -> settings.overrides(NoopService.KIND).claimOrder() == null);
+    assertThat(settings.effective(NoopService.KIND).claimOrder().value()).isEqualTo("fifo");
 
     maxConcurrent.clear();
     maxConcurrent.sendKeys("0");

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.settings.SettingsOverride;
+import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.testing.Database;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -26,6 +28,7 @@ public class WakeUpTest {
   @Inject ControlledService service;
   @Inject JobQueue queue;
   @Inject Database db;
+  @Inject SettingsStore settings;
 
   @Test
   void shouldStartAJobOnNotifyAndReapItWhenItsTaskFinishes() throws Exception {
@@ -38,6 +41,32 @@ public class WakeUpTest {
     service.release(uid);
     // The finished task wakes its service, which reaps it; no tick runs in tests.
     assertThat(awaitFinalStatus(uid)).isEqualTo(JobStatus.DONE);
+  }
+
+  @Test
+  void shouldStartAHigherPriorityJobNextThoughTheQueueWasBusy() throws Exception {
+    db.clearJobs();
+    service.reset();
+    settings.update("controlled", new SettingsOverride(null, 1, null, null));
+    service.runOnce(); // reads the settings; nothing is pending yet
+    try {
+      UUID first = queue.enqueue("controlled", Map.of("block", true), "user", "a", null);
+      assertThat(service.nextStarted()).isEqualTo(first);
+      queue.enqueue("controlled", Map.of("block", true), "user", "a", null);
+      // The queue is busy, so a job of the default priority wakes nobody; this one asks for the
+      // head, as it sorts before the claim cursor (the first job).
+      UUID urgent = queue.enqueue("controlled", Map.of("block", true), "user", "a", null, 5);
+
+      service.release(first);
+
+      assertThat(service.nextStarted()).as("the next job started").isEqualTo(urgent);
+    } finally {
+      db.update("DELETE FROM jobs WHERE status = 'pending'"); // nothing more starts
+      db.update("DELETE FROM service_settings");
+      service.reset();
+      service.runOnce(); // reaps, and reads the settings back
+      service.reset();
+    }
   }
 
   @Test

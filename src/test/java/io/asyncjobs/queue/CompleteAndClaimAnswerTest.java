@@ -70,7 +70,12 @@ class CompleteAndClaimAnswerTest {
             outcomes,
             Duration.ofDays(1),
             new JobStore.ClaimRequest(
-                KIND, Shards.ALL, 150, epoch, now, first.get(first.size() - 1).uid));
+                KIND,
+                Shards.ALL,
+                150,
+                epoch,
+                now,
+                new JobStore.ClaimCursor(0, first.get(first.size() - 1).uid)));
 
     assertThat(both.written())
         .hasSize(100)

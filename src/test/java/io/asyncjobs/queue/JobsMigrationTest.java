@@ -103,7 +103,18 @@ class JobsMigrationTest {
             "USING btree (status, uid) INCLUDE (kind, shard, created_at)"
                 + " WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]))");
     assertThat(indexes).doesNotContainKey("jobs_active_idx");
-    for (String concurrently : List.of("jobs_pending_shard_claim_idx", "jobs_active_shard_idx")) {
+    // The claims by priority, and in turns between owners (V14): due pending rows only.
+    assertThat(indexes.get("jobs_due_claim_idx"))
+        .endsWith(
+            "USING btree (kind, shard, ((- priority)), uid)"
+                + " WHERE ((status = 'pending'::text) AND (delayed_until IS NULL))");
+    assertThat(indexes.get("jobs_fair_claim_idx")).contains("(- priority)", "owner_kind", "uid)");
+    for (String concurrently :
+        List.of(
+            "jobs_pending_shard_claim_idx",
+            "jobs_active_shard_idx",
+            "jobs_due_claim_idx",
+            "jobs_fair_claim_idx")) {
       assertThat(
               db.query(
                   "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"

@@ -140,18 +140,33 @@ class QueryPlansTest {
     }
     String[] claim = {"1", "now()", "now()", "1", "'zip'", "'zip-1'", "10"};
     String[] after = {
-      "1", "now()", "now()", "1", "'zip'", "'zip-1'", "'00000000-0000-7000-8000-000000000000'", "10"
+      "1",
+      "now()",
+      "now()",
+      "1",
+      "'zip'",
+      "'zip-1'",
+      "0",
+      "'00000000-0000-7000-8000-000000000000'",
+      "10"
     };
+    // The fair claim over the same shards: epoch, kind, shard, owner cursor, room, times, epoch.
+    String[] fair = {"1", "'zip'", "'zip-0'", "''", "10", "now()", "now()", "1"};
     for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
       assertThat(planOf(JobStore.JOB_CLAIM_MANY, mode, claim))
           .as(mode)
-          .contains("jobs_pending_shard_claim_idx")
+          .contains("jobs_due_claim_idx")
           .containsPattern(SHARD_IN_INDEX_COND)
           .doesNotContain("\"Sort\"");
       assertThat(planOf(JobStore.JOB_CLAIM_MANY_AFTER, mode, after))
           .as(mode)
-          .contains("jobs_pending_shard_claim_idx")
+          .contains("jobs_due_claim_idx")
           .containsPattern(SHARD_IN_INDEX_COND);
+      String fairPlan = planOf(JobStore.JOB_CLAIM_FAIR, mode, fair);
+      assertThat(fairPlan).as(mode).contains("jobs_fair_claim_idx");
+      List<String> scans = new ArrayList<>();
+      seqScansOf("jobs", new ObjectMapper().readTree(fairPlan), scans);
+      assertThat(scans).as(mode + ": the fair claim reads jobs by index only").isEmpty();
     }
   }
 
