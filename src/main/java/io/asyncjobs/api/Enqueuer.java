@@ -15,6 +15,7 @@ import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobPriority;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.Owner;
+import io.asyncjobs.queue.QuotaExceededException;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -85,7 +86,8 @@ public class Enqueuer {
           "the body must be a JSON object, for example " + kind.routeDoc().example());
     }
     JobQueue.NewJob job = checked(kind, scopeOf(caller), body);
-    int priority = priorityParameter(caller);
+    JobQueue.Admission admission =
+        new JobQueue.Admission(priorityParameter(caller), caller.isAdmin());
     Owner owner = caller.owner();
     // Quarkus REST passes an empty header value as no value at all: the request itself tells a
     // key that was left out from one that was sent empty (or blank, which HTTP trims to empty).
@@ -94,9 +96,19 @@ public class Enqueuer {
       throw ProblemException.badRequest("send one Idempotency-Key, not " + sent.size());
     }
     if (sent.isEmpty()) {
-      UUID uid =
-          queue.enqueue(
-              kind.kind(), job.payload(), owner.kind(), owner.id(), job.preferredName(), priority);
+      UUID uid;
+      try {
+        uid =
+            queue.enqueue(
+                kind.kind(),
+                job.payload(),
+                owner.kind(),
+                owner.id(),
+                job.preferredName(),
+                admission);
+      } catch (QuotaExceededException e) {
+        throw overQuota(e);
+      }
       return answer(uid, kind.kind(), "pending", false);
     }
     if (idempotencyKey == null || !KEY.matcher(idempotencyKey).matches()) {
@@ -104,15 +116,20 @@ public class Enqueuer {
           "Idempotency-Key must be 1 to 200 visible ASCII characters; leave the header out to"
               + " enqueue without one");
     }
-    JobQueue.Enqueued enqueued =
-        queue.enqueueIdempotent(
-            kind.kind(),
-            job.payload(),
-            owner.kind(),
-            owner.id(),
-            job.preferredName(),
-            idempotencyKey,
-            priority);
+    JobQueue.Enqueued enqueued;
+    try {
+      enqueued =
+          queue.enqueueIdempotent(
+              kind.kind(),
+              job.payload(),
+              owner.kind(),
+              owner.id(),
+              job.preferredName(),
+              idempotencyKey,
+              admission);
+    } catch (QuotaExceededException e) {
+      throw overQuota(e);
+    }
     if (enqueued.created()) {
       return answer(enqueued.uid(), kind.kind(), "pending", false);
     }
@@ -168,7 +185,9 @@ public class Enqueuer {
     Owner owner = caller.owner();
     List<JobQueue.BatchOutcome> outcomes;
     try {
-      outcomes = queue.enqueueBatch(kind.kind(), jobs, owner.kind(), owner.id());
+      outcomes = queue.enqueueBatch(kind.kind(), jobs, owner.kind(), owner.id(), caller.isAdmin());
+    } catch (QuotaExceededException e) {
+      throw overQuota(e);
     } catch (JobQueue.KeyReusedException e) {
       throw keyReused("the idempotency_key of jobs[" + e.index() + "]", e.firstUid());
     }
@@ -344,6 +363,26 @@ public class Enqueuer {
       throw ProblemException.badRequest("name must be 1 to 255 characters");
     }
     return new JobQueue.NewJob(stored, preferredName);
+  }
+
+  /**
+   * The 429 of an enqueue over its owner's pending quota, with {@code Retry-After} from the kind's
+   * recent run times; nothing was enqueued.
+   */
+  private static ProblemException overQuota(QuotaExceededException e) {
+    return new ProblemException(
+        Problem.of(
+            429,
+            "quota-exceeded",
+            "Pending quota exceeded",
+            "this owner may hold "
+                + e.limit()
+                + " pending "
+                + e.kind()
+                + " job(s) (max_pending_per_owner) and this would make "
+                + e.pending()
+                + "; nothing was enqueued. Try again once some have started"),
+        Map.of("Retry-After", Long.toString(e.retryAfter().toSeconds())));
   }
 
   /** The 422 of an idempotency key used before for a different request. */

@@ -22,8 +22,8 @@ class SettingsCommand extends Command {
     super(
         "settings",
         "admin settings [SERVICE] [--retention-seconds N] [--max-concurrent N]"
-            + " [--job-timeout-seconds N] [--max-retries N] [--claim-order fifo|fair] [--reset]"
-            + " [--json]",
+            + " [--job-timeout-seconds N] [--max-retries N] [--claim-order fifo|fair]"
+            + " [--max-pending-per-owner N] [--max-running-per-owner N] [--reset] [--json]",
         """
         Without SERVICE, shows every service's settings; with SERVICE alone, that one's.
         With values, stores them as run-time overrides of SERVICE (its other overrides
@@ -35,6 +35,8 @@ class SettingsCommand extends Command {
           --job-timeout-seconds N   how long one job may run, 1 to 315360000
           --max-retries N           recoveries of a vanished job before it fails, 0 to 100
           --claim-order ORDER       fifo (enqueue order) or fair (turns between owners)
+          --max-pending-per-owner N pending jobs one owner may hold, 0 (no limit) to 10^9
+          --max-running-per-owner N jobs of one owner running at once, 0 (no limit) to 10000
           --reset                   drop every override of SERVICE
         """,
         Set.of(
@@ -42,7 +44,9 @@ class SettingsCommand extends Command {
             "--max-concurrent",
             "--job-timeout-seconds",
             "--max-retries",
-            "--claim-order"),
+            "--claim-order",
+            "--max-pending-per-owner",
+            "--max-running-per-owner"),
         Set.of("--reset"));
     this.settings = settings;
     this.output = output;
@@ -100,7 +104,17 @@ class SettingsCommand extends Command {
           whole(args, "--max-concurrent", current.maxConcurrent(), SettingsCommand::saturatedInt),
           whole(args, "--job-timeout-seconds", current.jobTimeoutSeconds(), Function.identity()),
           whole(args, "--max-retries", current.maxRetries(), SettingsCommand::saturatedInt),
-          args.value("--claim-order").map(String::trim).orElse(current.claimOrder()));
+          args.value("--claim-order").map(String::trim).orElse(current.claimOrder()),
+          whole(
+              args,
+              "--max-pending-per-owner",
+              current.maxPendingPerOwner(),
+              SettingsCommand::saturatedInt),
+          whole(
+              args,
+              "--max-running-per-owner",
+              current.maxRunningPerOwner(),
+              SettingsCommand::saturatedInt));
     } catch (IllegalArgumentException e) {
       throw new UsageException(e.getMessage());
     }
@@ -136,7 +150,9 @@ class SettingsCommand extends Command {
             "MAX_CONCURRENT",
             "JOB_TIMEOUT_SECONDS",
             "MAX_RETRIES",
-            "CLAIM_ORDER");
+            "CLAIM_ORDER",
+            "MAX_PENDING_PER_OWNER",
+            "MAX_RUNNING_PER_OWNER");
     boolean anyOverride = false;
     for (SettingsView view : views) {
       SettingsOverride o = view.overrides();
@@ -147,7 +163,9 @@ class SettingsCommand extends Command {
           marked(e.maxConcurrent(), o.maxConcurrent()),
           marked(e.jobTimeoutSeconds(), o.jobTimeoutSeconds()),
           marked(e.maxRetries(), o.maxRetries()),
-          o.claimOrder() == null ? e.claimOrder() : e.claimOrder() + "*");
+          o.claimOrder() == null ? e.claimOrder() : e.claimOrder() + "*",
+          marked(e.maxPendingPerOwner(), o.maxPendingPerOwner()),
+          marked(e.maxRunningPerOwner(), o.maxRunningPerOwner()));
       anyOverride |= !o.equals(SettingsOverride.NONE);
     }
     table.flush();

@@ -239,6 +239,24 @@ public interface JobsConfig {
      */
     @WithDefault("fifo")
     ClaimOrder claimOrder();
+
+    /**
+     * The most pending jobs of the kind one owner may hold; an enqueue past it is refused (429).
+     * Admins are exempt. 0, the default, sets no limit.
+     */
+    @WithDefault("0")
+    @Min(0)
+    @Max(1_000_000_000)
+    int maxPendingPerOwner();
+
+    /**
+     * The most jobs of the kind of one owner running at once (over all the kind's shards); the
+     * claim passes over an owner at it until one of its jobs ends. 0, the default, sets no limit.
+     */
+    @WithDefault("0")
+    @Min(0)
+    @Max(10_000)
+    int maxRunningPerOwner();
   }
 
   /** Overrides for one service; each absent value falls back to the default. */
@@ -261,6 +279,12 @@ public interface JobsConfig {
 
     /** See {@link ServiceDefaults#claimOrder()}. */
     Optional<ClaimOrder> claimOrder();
+
+    /** See {@link ServiceDefaults#maxPendingPerOwner()}. */
+    Optional<@Min(0) @Max(1_000_000_000) Integer> maxPendingPerOwner();
+
+    /** See {@link ServiceDefaults#maxRunningPerOwner()}. */
+    Optional<@Min(0) @Max(10_000) Integer> maxRunningPerOwner();
 
     /** Whether the service runs at all; the diagnostic {@code noop} kind is off by default. */
     Optional<Boolean> enabled();

@@ -12,6 +12,8 @@ import java.time.Duration;
  * @param claimAhead how far claims may run ahead of the free threads, in run time (configuration
  *     only: no admin override)
  * @param claimOrder in which order due jobs of one priority are claimed
+ * @param maxPendingPerOwner the most pending jobs one owner may hold, 0 for no limit
+ * @param maxRunningPerOwner the most jobs of one owner running at once, 0 for no limit
  */
 public record ServiceSettings(
     Duration retention,
@@ -19,7 +21,9 @@ public record ServiceSettings(
     Duration jobTimeout,
     int maxRetries,
     Duration claimAhead,
-    ClaimOrder claimOrder) {
+    ClaimOrder claimOrder,
+    int maxPendingPerOwner,
+    int maxRunningPerOwner) {
 
   /** The settings with the default claim order, {@link ClaimOrder#FIFO}. */
   public ServiceSettings(
@@ -28,7 +32,7 @@ public record ServiceSettings(
       Duration jobTimeout,
       int maxRetries,
       Duration claimAhead) {
-    this(retention, maxConcurrent, jobTimeout, maxRetries, claimAhead, ClaimOrder.FIFO);
+    this(retention, maxConcurrent, jobTimeout, maxRetries, claimAhead, ClaimOrder.FIFO, 0, 0);
   }
 
   /** The settings for {@code service} from configuration alone. */
@@ -42,7 +46,9 @@ public record ServiceSettings(
           Duration.ofSeconds(d.jobTimeoutSeconds()),
           d.maxRetries(),
           d.claimAhead(),
-          d.claimOrder());
+          d.claimOrder(),
+          d.maxPendingPerOwner(),
+          d.maxRunningPerOwner());
     }
     return new ServiceSettings(
         Duration.ofSeconds(o.retentionSeconds().orElse(d.retentionSeconds())),
@@ -50,6 +56,8 @@ public record ServiceSettings(
         Duration.ofSeconds(o.jobTimeoutSeconds().orElse(d.jobTimeoutSeconds())),
         o.maxRetries().orElse(d.maxRetries()),
         o.claimAhead().orElse(d.claimAhead()),
-        o.claimOrder().orElse(d.claimOrder()));
+        o.claimOrder().orElse(d.claimOrder()),
+        o.maxPendingPerOwner().orElse(d.maxPendingPerOwner()),
+        o.maxRunningPerOwner().orElse(d.maxRunningPerOwner()));
   }
 }

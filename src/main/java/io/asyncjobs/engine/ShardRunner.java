@@ -236,8 +236,10 @@ final class ShardRunner {
       List<Task> combined = new ArrayList<>();
       List<Completion> completions = new ArrayList<>();
       boolean fair = settings.claimOrder() == ClaimOrder.FAIR;
-      // Claims in turns take a statement of their own; the outcomes are written on their own then.
-      if (trust == Trust.CLAIM && !fair) {
+      int cap = settings.maxRunningPerOwner();
+      // Claims in turns, or under a running quota, take a statement of their own; the outcomes are
+      // written on their own then.
+      if (trust == Trust.CLAIM && !fair && cap == 0) {
         for (Task task : inFlight.values()) {
           Completion outcome = task.returned() ? task.outcome() : null;
           if (outcome != null && !outcome.isRetry() && task.epoch() == epoch) {
@@ -266,7 +268,17 @@ final class ShardRunner {
         JobStore.ClaimRequest claim =
             new JobStore.ClaimRequest(kind, shard, Math.max(0, capacity), epoch, now, after);
         if (fair) {
-          JobStore.Claimed c = claimInTurns(capacity, epoch, now);
+          JobStore.Claimed c = claimInTurns(capacity, epoch, now, cap);
+          claimed = c.jobs();
+          fenced = c.fenced();
+        } else if (cap > 0) {
+          JobStore.Claimed c =
+              context
+                  .store()
+                  .claimCapped(
+                      new JobStore.ClaimRequest(
+                          kind, shard, Math.max(0, capacity), epoch, now, null),
+                      cap);
           claimed = c.jobs();
           fenced = c.fenced();
         } else if (combined.isEmpty()) {
@@ -705,12 +717,16 @@ final class ShardRunner {
     if (capacity <= 0) {
       return;
     }
-    JobStore.Claimed claimed =
-        settings.claimOrder() == ClaimOrder.FAIR
-            ? claimInTurns(capacity, epoch, now)
-            : context
-                .store()
-                .claimMany(new JobStore.ClaimRequest(kind, shard, capacity, epoch, now, null));
+    int cap = settings.maxRunningPerOwner();
+    JobStore.ClaimRequest head = new JobStore.ClaimRequest(kind, shard, capacity, epoch, now, null);
+    JobStore.Claimed claimed;
+    if (settings.claimOrder() == ClaimOrder.FAIR) {
+      claimed = claimInTurns(capacity, epoch, now, cap);
+    } else if (cap > 0) {
+      claimed = context.store().claimCapped(head, cap);
+    } else {
+      claimed = context.store().claimMany(head);
+    }
     if (claimed.fenced()) {
       lock.superseded(epoch);
       return;
@@ -736,7 +752,7 @@ final class ShardRunner {
    * has due jobs, from the top, until the room is filled or nothing is left. Each statement's turns
    * start after the owner the previous one ended with.
    */
-  private JobStore.Claimed claimInTurns(int room, long epoch, Instant now) {
+  private JobStore.Claimed claimInTurns(int room, long epoch, Instant now, int runningCap) {
     List<Job> all = new ArrayList<>();
     while (all.size() < room) {
       JobStore.Claimed c =
@@ -744,7 +760,7 @@ final class ShardRunner {
               .store()
               .claimFair(
                   new JobStore.FairClaimRequest(
-                      kind, shard, room - all.size(), epoch, now, turnCursor));
+                      kind, shard, room - all.size(), epoch, now, turnCursor, runningCap));
       if (c.fenced()) {
         return new JobStore.Claimed(true, all);
       }

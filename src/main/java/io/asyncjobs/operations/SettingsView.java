@@ -22,13 +22,17 @@ public record SettingsView(
    * @param jobTimeoutSeconds how long one job may run
    * @param maxRetries recoveries of a vanished job before it fails
    * @param claimOrder {@code fifo} or {@code fair}
+   * @param maxPendingPerOwner the most pending jobs one owner may hold, 0 for no limit
+   * @param maxRunningPerOwner the most jobs of one owner running at once, 0 for no limit
    */
   public record Values(
       long retentionSeconds,
       int maxConcurrent,
       long jobTimeoutSeconds,
       int maxRetries,
-      String claimOrder) {
+      String claimOrder,
+      int maxPendingPerOwner,
+      int maxRunningPerOwner) {
 
     static Values of(ServiceSettings s) {
       return new Values(
@@ -36,7 +40,9 @@ public record SettingsView(
           s.maxConcurrent(),
           s.jobTimeout().toSeconds(),
           s.maxRetries(),
-          s.claimOrder().value());
+          s.claimOrder().value(),
+          s.maxPendingPerOwner(),
+          s.maxRunningPerOwner());
     }
   }
 }

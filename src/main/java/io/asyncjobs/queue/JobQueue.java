@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -257,6 +258,23 @@ public class JobQueue {
           + FROM_HEAD
           + "'), r.shard FROM retried r";
 
+  /**
+   * QuotaLock: serializes one owner's enqueues of one kind for the rest of the transaction, so that
+   * the pending count read after the insert is exact however many enqueue at once.
+   */
+  private static final String QUOTA_LOCK =
+      "SELECT pg_advisory_xact_lock(hashtextextended('quota:' || ? || ':' || ? || ':' || ?, 0))";
+
+  /** QuotaPendingCount: one owner's pending jobs of one kind (the pending-by-owner index). */
+  private static final String QUOTA_PENDING_COUNT =
+      "SELECT count(*) FROM jobs WHERE kind = ? AND owner_kind = ? AND owner_id = ?"
+          + " AND status = 'pending'";
+
+  /** JobAverageRun: the kind's mean run time over its last 100 done jobs, in ms (null: none). */
+  private static final String JOB_AVERAGE_RUN =
+      "SELECT avg(duration_ms) FROM (SELECT duration_ms FROM jobs WHERE kind = ?"
+          + " AND status = 'done' ORDER BY completed_at DESC LIMIT 100) recent";
+
   /** JobGetKind: the kind of one job, by its uid. */
   private static final String JOB_GET_KIND = "SELECT kind FROM jobs WHERE uid = ?";
 
@@ -335,21 +353,175 @@ public class JobQueue {
       String ownerId,
       String preferredName,
       int priority) {
+    return enqueue(
+        kind, payload, ownerKind, ownerId, preferredName, new Admission(priority, false));
+  }
+
+  /**
+   * How a new job is admitted: its claim priority, and whether its owner's pending quota applies.
+   *
+   * @param priority {@value JobPriority#MIN} to {@value JobPriority#MAX}, higher first
+   * @param quotaExempt true for a caller the kind's {@code max-pending-per-owner} does not bind (an
+   *     admin)
+   */
+  public record Admission(int priority, boolean quotaExempt) {
+
+    /** The default priority, under the quota. */
+    public static final Admission DEFAULT = new Admission(JobPriority.DEFAULT, false);
+  }
+
+  /**
+   * {@link #enqueue(String, Map, String, String, String)} as {@code admission} says.
+   *
+   * @throws QuotaExceededException when the owner would hold more pending jobs of the kind than its
+   *     {@code max-pending-per-owner}; nothing is added then
+   */
+  public UUID enqueue(
+      String kind,
+      Map<String, Object> payload,
+      String ownerKind,
+      String ownerId,
+      String preferredName,
+      Admission admission) {
     requireOwnerAndKind(kind, ownerKind, ownerId);
     requireJob(payload, preferredName);
-    JobPriority.check(priority);
+    int priority = JobPriority.check(admission.priority());
     UUID uid = JobIds.next();
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_INSERT_ONE)) {
-      String shard = bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
-      ps.setInt(13, priority);
-      ps.execute();
-      metrics.enqueued(kind, 1);
-      enqueued.fire(new JobsEnqueued(kind, shard, priority > JobPriority.DEFAULT));
+    String shard;
+    try {
+      shard =
+          underQuota(
+              kind,
+              ownerKind,
+              ownerId,
+              admission,
+              c -> {
+                try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_ONE)) {
+                  String key =
+                      bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
+                  ps.setInt(13, priority);
+                  ps.execute();
+                  return key;
+                }
+              });
     } catch (SQLException e) {
       throw new IllegalStateException("could not enqueue a job of kind " + kind, e);
     }
+    metrics.enqueued(kind, 1);
+    enqueued.fire(new JobsEnqueued(kind, shard, priority > JobPriority.DEFAULT));
     return uid;
+  }
+
+  /** Work on a connection that adds jobs. */
+  @FunctionalInterface
+  private interface Insert<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  /**
+   * Runs {@code insert} on a connection of its own, committed on return. When the kind limits an
+   * owner's pending jobs and the admission is not exempt, it runs in a transaction that first takes
+   * the owner's quota lock and, after the insert, counts the owner's pending jobs: over the limit,
+   * it is rolled back and {@link QuotaExceededException} thrown.
+   */
+  private <T> T underQuota(
+      String kind, String ownerKind, String ownerId, Admission admission, Insert<T> insert)
+      throws SQLException {
+    return underQuota(kind, ownerKind, ownerId, admission, insert, result -> true);
+  }
+
+  /** {@link #underQuota}, counting only when {@code added} says the insert added a job. */
+  private <T> T underQuota(
+      String kind,
+      String ownerKind,
+      String ownerId,
+      Admission admission,
+      Insert<T> insert,
+      java.util.function.Predicate<T> added)
+      throws SQLException {
+    int limit = admission.quotaExempt() || ownerKind == null ? 0 : pendingQuota(kind);
+    try (Connection c = dataSource.getConnection()) {
+      if (limit <= 0) {
+        return insert.run(c);
+      }
+      c.setAutoCommit(false);
+      try {
+        lockQuota(c, kind, ownerKind, ownerId);
+        T result = insert.run(c);
+        if (added.test(result)) {
+          checkQuota(c, kind, ownerKind, ownerId, limit);
+        }
+        c.commit();
+        return result;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
+      }
+    }
+  }
+
+  private static void lockQuota(Connection c, String kind, String ownerKind, String ownerId)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(QUOTA_LOCK)) {
+      ps.setString(1, kind);
+      ps.setString(2, ownerKind);
+      ps.setString(3, ownerId);
+      ps.execute();
+    }
+  }
+
+  /** Throws {@link QuotaExceededException} when the owner holds more than {@code limit} pending. */
+  private void checkQuota(Connection c, String kind, String ownerKind, String ownerId, int limit)
+      throws SQLException {
+    long pending;
+    try (PreparedStatement ps = c.prepareStatement(QUOTA_PENDING_COUNT)) {
+      ps.setString(1, kind);
+      ps.setString(2, ownerKind);
+      ps.setString(3, ownerId);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        pending = rs.getLong(1);
+      }
+    }
+    if (pending > limit) {
+      throw new QuotaExceededException(kind, limit, pending, retryAfter(c, kind, pending - limit));
+    }
+  }
+
+  /**
+   * About how long until {@code over} of the owner's pending jobs are done: the kind's recent mean
+   * run time per job over its concurrency, at least 1 s and at most an hour.
+   */
+  private Duration retryAfter(Connection c, String kind, long over) throws SQLException {
+    double meanMs = 1000;
+    try (PreparedStatement ps = c.prepareStatement(JOB_AVERAGE_RUN)) {
+      ps.setString(1, kind);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next() && rs.getObject(1) != null) {
+          meanMs = rs.getDouble(1);
+        }
+      }
+    }
+    int concurrency = Math.max(1, settings.effective(kind).maxConcurrent());
+    long seconds = (long) Math.ceil(meanMs * over / concurrency / 1000.0);
+    return Duration.ofSeconds(Math.max(1, Math.min(3600, seconds)));
+  }
+
+  /** Cached quota per kind: settings change at run time, so it is read again after a second. */
+  private final Map<String, long[]> quotas = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** The kind's effective {@code max-pending-per-owner} (0: none), read at most once a second. */
+  private int pendingQuota(String kind) {
+    long now = System.nanoTime();
+    long[] cached = quotas.get(kind);
+    if (cached != null && now - cached[1] < java.util.concurrent.TimeUnit.SECONDS.toNanos(1)) {
+      return (int) cached[0];
+    }
+    int limit = settings.effective(kind).maxPendingPerOwner();
+    quotas.put(kind, new long[] {limit, now});
+    return limit;
   }
 
   /**
@@ -367,7 +539,7 @@ public class JobQueue {
       String preferredName,
       String idempotencyKey) {
     return enqueueIdempotent(
-        kind, payload, ownerKind, ownerId, preferredName, idempotencyKey, JobPriority.DEFAULT);
+        kind, payload, ownerKind, ownerId, preferredName, idempotencyKey, Admission.DEFAULT);
   }
 
   /**
@@ -381,9 +553,9 @@ public class JobQueue {
       String ownerId,
       String preferredName,
       String idempotencyKey,
-      int priority) {
+      Admission admission) {
     requireOwnerAndKind(kind, ownerKind, ownerId);
-    JobPriority.check(priority);
+    JobPriority.check(admission.priority());
     requireJob(payload, preferredName);
     if (ownerKind == null) {
       throw new IllegalArgumentException("an idempotency key needs an owner");
@@ -395,7 +567,7 @@ public class JobQueue {
     for (int attempt = 0; attempt < 2; attempt++) {
       Optional<Enqueued> outcome =
           tryEnqueueIdempotent(
-              kind, payload, ownerKind, ownerId, preferredName, idempotencyKey, priority);
+              kind, payload, ownerKind, ownerId, preferredName, idempotencyKey, admission);
       if (outcome.isPresent()) {
         return outcome.get();
       }
@@ -410,34 +582,48 @@ public class JobQueue {
       String ownerId,
       String preferredName,
       String idempotencyKey,
-      int priority) {
+      Admission admission) {
     UUID uid = JobIds.next();
-    try (Connection c = dataSource.getConnection()) {
-      try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_IDEMPOTENT)) {
-        String shard = bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
-        ps.setString(13, idempotencyKey);
-        ps.setInt(14, priority);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next()) {
-            metrics.enqueued(kind, 1);
-            enqueued.fire(new JobsEnqueued(kind, shard, priority > JobPriority.DEFAULT));
-            return Optional.of(new Enqueued(uid, true));
-          }
-        }
-      }
-      try (PreparedStatement ps = c.prepareStatement(JOB_GET_BY_IDEMPOTENCY_KEY)) {
-        ps.setString(1, ownerKind);
-        ps.setString(2, ownerId);
-        ps.setString(3, idempotencyKey);
-        try (ResultSet rs = ps.executeQuery()) {
-          return rs.next()
-              ? Optional.of(new Enqueued(rs.getObject(1, UUID.class), false))
-              : Optional.empty();
-        }
-      }
+    String[] shard = new String[1];
+    Optional<Enqueued> outcome;
+    try {
+      outcome =
+          underQuota(
+              kind,
+              ownerKind,
+              ownerId,
+              admission,
+              c -> {
+                try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_IDEMPOTENT)) {
+                  shard[0] = bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
+                  ps.setString(13, idempotencyKey);
+                  ps.setInt(14, admission.priority());
+                  try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) {
+                      return Optional.of(new Enqueued(uid, true));
+                    }
+                  }
+                }
+                try (PreparedStatement ps = c.prepareStatement(JOB_GET_BY_IDEMPOTENCY_KEY)) {
+                  ps.setString(1, ownerKind);
+                  ps.setString(2, ownerId);
+                  ps.setString(3, idempotencyKey);
+                  try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next()
+                        ? Optional.of(new Enqueued(rs.getObject(1, UUID.class), false))
+                        : Optional.<Enqueued>empty();
+                  }
+                }
+              },
+              found -> found.isPresent() && found.get().created());
     } catch (SQLException e) {
       throw new IllegalStateException("could not enqueue a job of kind " + kind, e);
     }
+    if (outcome.isPresent() && outcome.get().created()) {
+      metrics.enqueued(kind, 1);
+      enqueued.fire(new JobsEnqueued(kind, shard[0], admission.priority() > JobPriority.DEFAULT));
+    }
+    return outcome;
   }
 
   /**
@@ -532,6 +718,18 @@ public class JobQueue {
    * @throws IllegalArgumentException when an argument is malformed; nothing is added then
    */
   public List<UUID> enqueueMany(String kind, List<NewJob> jobs, String ownerKind, String ownerId) {
+    return enqueueMany(kind, jobs, ownerKind, ownerId, false);
+  }
+
+  /**
+   * {@link #enqueueMany(String, List, String, String)}; with {@code quotaExempt} false, the owner's
+   * pending quota holds for the jobs together.
+   *
+   * @throws QuotaExceededException when the jobs would take the owner over its pending quota;
+   *     nothing is added then
+   */
+  public List<UUID> enqueueMany(
+      String kind, List<NewJob> jobs, String ownerKind, String ownerId, boolean quotaExempt) {
     requireOwnerAndKind(kind, ownerKind, ownerId);
     if (jobs.isEmpty() || jobs.size() > MAX_BATCH) {
       throw new IllegalArgumentException("a batch holds 1 to " + MAX_BATCH + " jobs");
@@ -549,7 +747,7 @@ public class JobQueue {
       names[i] = job.preferredName();
       priorities[i] = (short) JobPriority.check(job.priority());
     }
-    insertMany(kind, uids, payloads, names, priorities, ownerKind, ownerId);
+    insertMany(kind, uids, payloads, names, priorities, ownerKind, ownerId, quotaExempt);
     return List.of(uids);
   }
 
@@ -561,14 +759,24 @@ public class JobQueue {
       String[] names,
       Short[] priorities,
       String ownerKind,
-      String ownerId) {
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_INSERT_MANY)) {
-      bindNewJobs(c, ps, kind, ownerKind, ownerId, uids, payloads, names);
-      String[] keys = shardsOf(kind, uids);
-      ps.setArray(12, c.createArrayOf("text", keys));
-      ps.setArray(13, c.createArrayOf("smallint", priorities));
-      ps.execute();
+      String ownerId,
+      boolean quotaExempt) {
+    String[] keys = shardsOf(kind, uids);
+    try {
+      underQuota(
+          kind,
+          ownerKind,
+          ownerId,
+          new Admission(JobPriority.DEFAULT, quotaExempt),
+          c -> {
+            try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_MANY)) {
+              bindNewJobs(c, ps, kind, ownerKind, ownerId, uids, payloads, names);
+              ps.setArray(12, c.createArrayOf("text", keys));
+              ps.setArray(13, c.createArrayOf("smallint", priorities));
+              ps.execute();
+              return uids.length;
+            }
+          });
       metrics.enqueued(kind, uids.length);
       enqueued.fire(new JobsEnqueued(kind, commonShard(keys), aboveDefault(priorities)));
     } catch (SQLException e) {
@@ -672,6 +880,18 @@ public class JobQueue {
    */
   public List<BatchOutcome> enqueueBatch(
       String kind, List<BatchJob> jobs, String ownerKind, String ownerId) {
+    return enqueueBatch(kind, jobs, ownerKind, ownerId, false);
+  }
+
+  /**
+   * {@link #enqueueBatch(String, List, String, String)}; with {@code quotaExempt} false, the
+   * owner's pending quota holds for the jobs the batch adds, together.
+   *
+   * @throws QuotaExceededException when they would take the owner over its pending quota; nothing
+   *     is added then
+   */
+  public List<BatchOutcome> enqueueBatch(
+      String kind, List<BatchJob> jobs, String ownerKind, String ownerId, boolean quotaExempt) {
     requireOwnerAndKind(kind, ownerKind, ownerId);
     if (jobs.isEmpty() || jobs.size() > MAX_REQUEST_BATCH) {
       throw new IllegalArgumentException("a batch holds 1 to " + MAX_REQUEST_BATCH + " jobs");
@@ -706,7 +926,7 @@ public class JobQueue {
     }
     if (seen.isEmpty()) {
       // No job carries a key, so none can be a replay: every job is new, in one statement.
-      insertMany(kind, uids, payloads, names, priorities, ownerKind, ownerId);
+      insertMany(kind, uids, payloads, names, priorities, ownerKind, ownerId, quotaExempt);
       return Arrays.stream(uids)
           .map(uid -> new BatchOutcome(uid, true, JobStatus.PENDING))
           .toList();
@@ -714,7 +934,8 @@ public class JobQueue {
     // Two tries: a first job may be swept between the insert and the lookup, freeing its key.
     for (int attempt = 0; attempt < 2; attempt++) {
       List<BatchOutcome> outcomes =
-          tryEnqueueBatch(kind, uids, payloads, names, keys, priorities, ownerKind, ownerId);
+          tryEnqueueBatch(
+              kind, uids, payloads, names, keys, priorities, ownerKind, ownerId, quotaExempt);
       if (outcomes != null) {
         int created = (int) outcomes.stream().filter(BatchOutcome::created).count();
         if (created > 0) {
@@ -739,11 +960,16 @@ public class JobQueue {
       String[] keys,
       Short[] priorities,
       String ownerKind,
-      String ownerId) {
+      String ownerId,
+      boolean quotaExempt) {
     int n = uids.length;
+    int limit = quotaExempt || ownerKind == null ? 0 : pendingQuota(kind);
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
       try {
+        if (limit > 0) {
+          lockQuota(c, kind, ownerKind, ownerId);
+        }
         Set<UUID> inserted = new HashSet<>();
         try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_BATCH)) {
           bindNewJobs(c, ps, kind, ownerKind, ownerId, uids, payloads, names);
@@ -795,6 +1021,9 @@ public class JobQueue {
               return null;
             }
           }
+        }
+        if (limit > 0 && !inserted.isEmpty()) {
+          checkQuota(c, kind, ownerKind, ownerId, limit);
         }
         c.commit();
         return List.of(outcomes);

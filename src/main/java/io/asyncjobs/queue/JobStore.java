@@ -111,6 +111,51 @@ public class JobStore {
           + " > w.ok ORDER BY 1 LIMIT 1)";
 
   /**
+   * The kind's running jobs by owner (few: at most its concurrency over its shards), and the owners
+   * at the running quota {@code p.cap} (none when it is 0).
+   */
+  private static final String RUNNING_AND_CAPPED =
+      " running AS (SELECT "
+          + OWNER_KEY
+          + " AS ok, count(*) AS n FROM jobs WHERE kind = (SELECT kind FROM p)"
+          + "   AND status = 'running' GROUP BY 1),"
+          + " capped AS (SELECT ok FROM running WHERE (SELECT cap FROM p) > 0"
+          + "   AND n >= (SELECT cap FROM p))";
+
+  /** How many owners a fair claim's walk visits: the room, and one more per owner at its quota. */
+  private static final String VISITS = "(SELECT room FROM p) + (SELECT count(*) FROM capped)";
+
+  /**
+   * JobClaimCapped: JobClaimMany under a running quota per owner ({@code p.cap} above 0): owners at
+   * it are passed over, and within the claim no owner gets more than its room under it. The
+   * candidates are read in claim order; a claim may take fewer than its room when one owner's jobs
+   * fill the head, and the next one passes over that owner. Columns as JobClaimMany's.
+   */
+  static final String JOB_CLAIM_CAPPED =
+      "WITH "
+          + FENCE
+          + ", p AS (SELECT ?::text AS kind, ?::text AS shard, ?::int AS room, ?::int AS cap),"
+          + RUNNING_AND_CAPPED
+          + ", claimed AS (UPDATE jobs SET status = 'running', started_at = ?, updated_at = ?,"
+          + "   epoch = ? WHERE uid = ANY (ARRAY(SELECT w.uid FROM (SELECT c.uid, c.np,"
+          + "   row_number() OVER (PARTITION BY c.ok ORDER BY c.np, c.uid)"
+          + "   + COALESCE((SELECT r.n FROM running r WHERE r.ok = c.ok), 0) AS load"
+          + "   FROM (SELECT uid, (-priority) AS np, "
+          + OWNER_KEY
+          + " AS ok FROM jobs WHERE kind = (SELECT kind FROM p) AND shard = (SELECT shard FROM p)"
+          + "   AND status = 'pending' AND delayed_until IS NULL AND EXISTS (SELECT 1 FROM fence)"
+          + "   AND "
+          + OWNER_KEY
+          + " NOT IN (SELECT ok FROM capped)"
+          + "   ORDER BY (-priority), uid LIMIT (SELECT room FROM p) FOR UPDATE SKIP LOCKED) c) w"
+          + "   WHERE w.load <= (SELECT cap FROM p) ORDER BY w.np, w.uid))"
+          + "   RETURNING "
+          + JOB_COLUMNS
+          + ")"
+          + " SELECT (SELECT count(*) FROM fence) AS fenced_in, k.*"
+          + " FROM (SELECT 1) AS one LEFT JOIN claimed AS k ON true";
+
+  /**
    * JobClaimFair: claims in turns between owners. Among the due pending jobs of the top priority
    * level, it walks the owners from the one after the cursor (a loose scan of the fair index, one
    * probe per owner, at most the claim's room of them, then from the first owner up to the cursor),
@@ -121,10 +166,14 @@ public class JobStore {
   static final String JOB_CLAIM_FAIR =
       "WITH RECURSIVE "
           + FENCE
-          + ", p AS (SELECT ?::text AS kind, ?::text AS shard, ?::text AS cursor, ?::int AS room),"
-          + " top AS (SELECT (-priority) AS np FROM jobs WHERE kind = (SELECT kind FROM p)"
+          + ", p AS (SELECT ?::text AS kind, ?::text AS shard, ?::text AS cursor, ?::int AS room,"
+          + "   ?::int AS cap),"
+          + RUNNING_AND_CAPPED
+          + ", top AS (SELECT (-priority) AS np FROM jobs WHERE kind = (SELECT kind FROM p)"
           + "   AND shard = (SELECT shard FROM p) AND status = 'pending' AND delayed_until IS NULL"
-          + "   ORDER BY (-priority) LIMIT 1),"
+          + "   AND "
+          + OWNER_KEY
+          + " NOT IN (SELECT ok FROM capped) ORDER BY (-priority) LIMIT 1),"
           + " walk(ok, n) AS ("
           + "   (SELECT "
           + OWNER_KEY
@@ -136,7 +185,9 @@ public class JobStore {
           + "   UNION ALL SELECT "
           + NEXT_OWNER
           + ", w.n + 1"
-          + "   FROM walk w WHERE w.ok IS NOT NULL AND w.n < (SELECT room FROM p)),"
+          + "   FROM walk w WHERE w.ok IS NOT NULL AND w.n < "
+          + VISITS
+          + "),"
           + " wrap(ok, n) AS ("
           + "   (SELECT "
           + OWNER_KEY
@@ -147,10 +198,13 @@ public class JobStore {
           + NEXT_OWNER
           + ", w.n + 1"
           + "   FROM wrap w WHERE w.ok IS NOT NULL AND w.ok < (SELECT cursor FROM p)"
-          + "     AND w.n < (SELECT room FROM p)),"
+          + "     AND w.n < "
+          + VISITS
+          + "),"
           + " owners AS (SELECT ok, pos FROM (SELECT ok, n AS pos FROM walk WHERE ok IS NOT NULL"
-          + "   UNION ALL SELECT ok, (SELECT room FROM p) + n FROM wrap"
+          + "   UNION ALL SELECT ok, 1000000 + n FROM wrap"
           + "   WHERE ok IS NOT NULL AND ok <= (SELECT cursor FROM p)) o"
+          + "   WHERE o.ok NOT IN (SELECT ok FROM capped)"
           + "   ORDER BY pos LIMIT (SELECT room FROM p)),"
           + " share AS (SELECT ((SELECT room FROM p) + count(*) - 1) / GREATEST(count(*), 1) AS each"
           + "   FROM owners),"
@@ -159,7 +213,9 @@ public class JobStore {
           + FAIR_ROWS
           + " AND "
           + OWNER_KEY
-          + " = o.ok ORDER BY uid LIMIT (SELECT each FROM share)) j),"
+          + " = o.ok ORDER BY uid LIMIT LEAST((SELECT each FROM share), CASE WHEN"
+          + "   (SELECT cap FROM p) > 0 THEN (SELECT cap FROM p) - COALESCE((SELECT r.n FROM"
+          + "   running r WHERE r.ok = o.ok), 0) ELSE 2147483647 END)) j),"
           + " claimed AS (UPDATE jobs SET status = 'running', started_at = ?, updated_at = ?,"
           + "   epoch = ? WHERE uid = ANY (ARRAY(SELECT uid FROM jobs WHERE uid IN (SELECT uid"
           + "   FROM picks ORDER BY rn, pos LIMIT (SELECT room FROM p)) AND status = 'pending'"
@@ -443,13 +499,58 @@ public class JobStore {
   }
 
   /**
+   * Claims in priority and uid order under a running quota of {@code runningCap} jobs per owner
+   * ({@link #JOB_CLAIM_CAPPED}), from the head of the queue.
+   */
+  public Claimed claimCapped(ClaimRequest claim, int runningCap) {
+    if (claim.limit() <= 0) {
+      return new Claimed(false, List.of());
+    }
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_CLAIM_CAPPED)) {
+      int next = bindFence(ps, 1, claim.epoch());
+      ps.setString(next++, claim.kind());
+      ps.setString(next++, claim.shard());
+      ps.setInt(next++, claim.limit());
+      ps.setInt(next++, runningCap);
+      ps.setObject(next++, JobRows.timestamp(claim.now()));
+      ps.setObject(next++, JobRows.timestamp(claim.now()));
+      ps.setLong(next, claim.epoch());
+      return claimed(ps);
+    } catch (SQLException e) {
+      throw new StoreException("JobClaimCapped failed for kind " + claim.kind(), e);
+    }
+  }
+
+  /** Reads the answer of a claim shaped as JobClaimMany's, in claim order. */
+  private static Claimed claimed(PreparedStatement ps) throws SQLException {
+    boolean fenced = false;
+    List<Job> claimed = new ArrayList<>();
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        fenced = rs.getLong(1) == 0;
+        if (rs.getObject(2) != null) {
+          claimed.add(JobRows.read(rs, 1));
+        }
+      }
+    }
+    return new Claimed(fenced, inUidOrder(claimed));
+  }
+
+  /**
    * A claim in turns between owners ({@link #JOB_CLAIM_FAIR}).
    *
    * @param afterOwner the owner key the previous claim's turns ended with ({@link #ownerKey}); the
    *     empty string to start from the first owner
    */
   public record FairClaimRequest(
-      String kind, String shard, int limit, long epoch, Instant now, String afterOwner) {}
+      String kind,
+      String shard,
+      int limit,
+      long epoch,
+      Instant now,
+      String afterOwner,
+      int runningCap) {}
 
   /**
    * Claims in turns between owners: up to {@code claim.limit()} due pending jobs of the top
@@ -466,6 +567,7 @@ public class JobStore {
       ps.setString(next++, claim.shard());
       ps.setString(next++, claim.afterOwner());
       ps.setInt(next++, claim.limit());
+      ps.setInt(next++, claim.runningCap());
       ps.setObject(next++, JobRows.timestamp(claim.now()));
       ps.setObject(next++, JobRows.timestamp(claim.now()));
       ps.setLong(next, claim.epoch());

@@ -13,19 +13,24 @@ import java.time.Duration;
  * @param jobTimeoutSeconds seconds one job may run, at least 1
  * @param maxRetries recoveries before a vanished job is failed, 0 to 100
  * @param claimOrder {@code fifo} or {@code fair}
+ * @param maxPendingPerOwner the most pending jobs one owner may hold, 0 (no limit) to 10^9
+ * @param maxRunningPerOwner the most jobs of one owner running at once, 0 (no limit) to 10,000
  */
 public record SettingsOverride(
     Long retentionSeconds,
     Integer maxConcurrent,
     Long jobTimeoutSeconds,
     Integer maxRetries,
-    String claimOrder) {
+    String claimOrder,
+    Integer maxPendingPerOwner,
+    Integer maxRunningPerOwner) {
 
   /** The longest retention or timeout an admin may set: ten years, far inside timestamp range. */
   public static final long MAX_SECONDS = 10L * 365 * 24 * 3600;
 
   /** No overrides at all. */
-  public static final SettingsOverride NONE = new SettingsOverride(null, null, null, null, null);
+  public static final SettingsOverride NONE =
+      new SettingsOverride(null, null, null, null, null, null, null);
 
   /** Checks every range; a caller can fix what the message names. */
   public SettingsOverride {
@@ -46,6 +51,25 @@ public record SettingsOverride(
     if (claimOrder != null) {
       ClaimOrder.of(claimOrder);
     }
+    if (maxPendingPerOwner != null
+        && (maxPendingPerOwner < 0 || maxPendingPerOwner > 1_000_000_000)) {
+      throw new IllegalArgumentException(
+          "max_pending_per_owner must be between 0 (no limit) and 1000000000");
+    }
+    if (maxRunningPerOwner != null && (maxRunningPerOwner < 0 || maxRunningPerOwner > 10_000)) {
+      throw new IllegalArgumentException(
+          "max_running_per_owner must be between 0 (no limit) and 10000");
+    }
+  }
+
+  /** Overrides of the first five settings only. */
+  public SettingsOverride(
+      Long retentionSeconds,
+      Integer maxConcurrent,
+      Long jobTimeoutSeconds,
+      Integer maxRetries,
+      String claimOrder) {
+    this(retentionSeconds, maxConcurrent, jobTimeoutSeconds, maxRetries, claimOrder, null, null);
   }
 
   /** Overrides of the first four settings only. */
@@ -62,6 +86,8 @@ public record SettingsOverride(
         jobTimeoutSeconds == null ? base.jobTimeout() : Duration.ofSeconds(jobTimeoutSeconds),
         maxRetries == null ? base.maxRetries() : maxRetries,
         base.claimAhead(),
-        claimOrder == null ? base.claimOrder() : ClaimOrder.of(claimOrder));
+        claimOrder == null ? base.claimOrder() : ClaimOrder.of(claimOrder),
+        maxPendingPerOwner == null ? base.maxPendingPerOwner() : maxPendingPerOwner,
+        maxRunningPerOwner == null ? base.maxRunningPerOwner() : maxRunningPerOwner);
   }
 }

@@ -24,7 +24,8 @@ public class SettingsStore {
   /** SettingsGetOne: the stored overrides of one service. */
   private static final String SETTINGS_GET_ONE =
       """
-      SELECT retention_seconds, max_concurrent, job_timeout_seconds, max_retries, claim_order
+      SELECT retention_seconds, max_concurrent, job_timeout_seconds, max_retries, claim_order,
+             max_pending_per_owner, max_running_per_owner
         FROM service_settings
        WHERE service = ?
       """;
@@ -34,14 +35,16 @@ public class SettingsStore {
       """
       INSERT INTO service_settings AS s
              (service, retention_seconds, max_concurrent, job_timeout_seconds, max_retries,
-              claim_order, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?)
+              claim_order, max_pending_per_owner, max_running_per_owner, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (service) DO UPDATE
          SET retention_seconds = EXCLUDED.retention_seconds,
              max_concurrent = EXCLUDED.max_concurrent,
              job_timeout_seconds = EXCLUDED.job_timeout_seconds,
              max_retries = EXCLUDED.max_retries,
              claim_order = EXCLUDED.claim_order,
+             max_pending_per_owner = EXCLUDED.max_pending_per_owner,
+             max_running_per_owner = EXCLUDED.max_running_per_owner,
              updated_at = EXCLUDED.updated_at
       """;
 
@@ -89,7 +92,9 @@ public class SettingsStore {
             rs.getObject(2, Integer.class),
             rs.getObject(3, Long.class),
             rs.getObject(4, Integer.class),
-            rs.getString(5));
+            rs.getString(5),
+            rs.getObject(6, Integer.class),
+            rs.getObject(7, Integer.class));
       }
     } catch (SQLException e) {
       throw new IllegalStateException("could not read the settings of " + service, e);
@@ -106,7 +111,9 @@ public class SettingsStore {
       setNullable(ps, 4, override.jobTimeoutSeconds(), Types.BIGINT);
       setNullable(ps, 5, override.maxRetries(), Types.INTEGER);
       setNullable(ps, 6, override.claimOrder(), Types.VARCHAR);
-      ps.setObject(7, OffsetDateTime.ofInstant(clock.now(), ZoneOffset.UTC));
+      setNullable(ps, 7, override.maxPendingPerOwner(), Types.INTEGER);
+      setNullable(ps, 8, override.maxRunningPerOwner(), Types.INTEGER);
+      ps.setObject(9, OffsetDateTime.ofInstant(clock.now(), ZoneOffset.UTC));
       ps.executeUpdate();
     } catch (SQLException e) {
       throw new IllegalStateException("could not store the settings of " + service, e);

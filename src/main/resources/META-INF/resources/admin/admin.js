@@ -19,6 +19,18 @@
     { name: 'job_timeout_seconds', label: 'Job timeout (seconds)', short: 'timeout', format: seconds },
     { name: 'max_retries', label: 'Recoveries of a vanished job', short: 'retries', format: String },
     {
+      name: 'max_pending_per_owner',
+      label: 'Pending jobs per owner (0: no limit)',
+      short: 'pending per owner',
+      format: limit
+    },
+    {
+      name: 'max_running_per_owner',
+      label: 'Running jobs per owner (0: no limit)',
+      short: 'running per owner',
+      format: limit
+    },
+    {
       name: 'claim_order',
       label: 'Claim order',
       short: 'order',
@@ -68,6 +80,12 @@
   }
 
   // ---- Numbers for people ----
+
+  /** A per-owner limit: 0 means none. */
+  function limit(value) {
+    if (value == null) return '—';
+    return value === 0 ? 'no' : String(value);
+  }
 
   function seconds(total) {
     if (total == null) return '—';

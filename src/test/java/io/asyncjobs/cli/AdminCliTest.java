@@ -310,7 +310,7 @@ class AdminCliTest {
   void shouldSetShowAndResetAServicesSettings() {
     Result set = run("settings", "noop", "--max-concurrent", "2", "--retention-seconds=120");
     assertThat(set.code()).isZero();
-    assertThat(set.out()).containsPattern("noop +120\\* +2\\* +3600 +3 +fifo\n");
+    assertThat(set.out()).containsPattern("noop +120\\* +2\\* +3600 +3 +fifo +0 +0\n");
     assertThat(settings.overrides("noop")).isEqualTo(new SettingsOverride(120L, 2, null, null));
 
     // A later change keeps the overrides it does not name.
@@ -323,9 +323,9 @@ class AdminCliTest {
     assertThat(all.findValuesAsText("service")).contains("noop", "zip").isSorted();
     assertThat(run("settings").out()).contains("* overridden at run time");
     assertThat(run("settings", "noop").out())
-        .containsPattern("noop +120\\* +2\\* +60\\* +3 +fifo\n");
+        .containsPattern("noop +120\\* +2\\* +60\\* +3 +fifo +0 +0\n");
     Result fair = run("settings", "noop", "--claim-order", "fair");
-    assertThat(fair.out()).containsPattern("noop +120\\* +2\\* +60\\* +3 +fair\\*\n");
+    assertThat(fair.out()).containsPattern("noop +120\\* +2\\* +60\\* +3 +fair\\* +0 +0\n");
     assertThat(settings.effective("noop").claimOrder().value()).isEqualTo("fair");
     Result wrong = run("settings", "noop", "--claim-order", "lifo");
     assertThat(wrong.code()).isEqualTo(AdminCli.USAGE);
@@ -334,7 +334,7 @@ class AdminCliTest {
 
     Result reset = run("settings", "noop", "--reset");
     assertThat(reset.code()).isZero();
-    assertThat(reset.out()).containsPattern("noop +604800 +4 +3600 +3 +fifo\n");
+    assertThat(reset.out()).containsPattern("noop +604800 +4 +3600 +3 +fifo +0 +0\n");
     assertThat(settings.overrides("noop")).isEqualTo(SettingsOverride.NONE);
   }
 

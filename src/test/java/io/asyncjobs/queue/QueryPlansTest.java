@@ -151,7 +151,9 @@ class QueryPlansTest {
       "10"
     };
     // The fair claim over the same shards: epoch, kind, shard, owner cursor, room, times, epoch.
-    String[] fair = {"1", "'zip'", "'zip-0'", "''", "10", "now()", "now()", "1"};
+    String[] fair = {"1", "'zip'", "'zip-0'", "''", "10", "2", "now()", "now()", "1"};
+    // Under a running quota per owner: epoch, kind, shard, room, quota, times, epoch.
+    String[] capped = {"1", "'zip'", "'zip-0'", "10", "2", "now()", "now()", "1"};
     for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
       assertThat(planOf(JobStore.JOB_CLAIM_MANY, mode, claim))
           .as(mode)
@@ -167,6 +169,10 @@ class QueryPlansTest {
       List<String> scans = new ArrayList<>();
       seqScansOf("jobs", new ObjectMapper().readTree(fairPlan), scans);
       assertThat(scans).as(mode + ": the fair claim reads jobs by index only").isEmpty();
+      String cappedPlan = planOf(JobStore.JOB_CLAIM_CAPPED, mode, capped);
+      assertThat(cappedPlan).as(mode).contains("jobs_due_claim_idx");
+      seqScansOf("jobs", new ObjectMapper().readTree(cappedPlan), scans);
+      assertThat(scans).as(mode + ": the capped claim reads jobs by index only").isEmpty();
     }
   }
 
