@@ -482,17 +482,7 @@ public class JobStore {
             c.prepareStatement(claim.after() == null ? JOB_CLAIM_MANY : JOB_CLAIM_MANY_AFTER)) {
       int next = bindFence(ps, 1, claim.epoch());
       bindClaim(ps, next, claim);
-      boolean fenced = false;
-      List<Job> claimed = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          fenced = rs.getLong(1) == 0;
-          if (rs.getObject(2) != null) {
-            claimed.add(JobRows.read(rs, 1));
-          }
-        }
-      }
-      return new Claimed(fenced, inUidOrder(claimed));
+      return claimed(ps);
     } catch (SQLException e) {
       throw new StoreException("JobClaimMany failed for kind " + claim.kind(), e);
     }
@@ -571,17 +561,9 @@ public class JobStore {
       ps.setObject(next++, JobRows.timestamp(claim.now()));
       ps.setObject(next++, JobRows.timestamp(claim.now()));
       ps.setLong(next, claim.epoch());
-      boolean fenced = false;
-      List<Job> claimed = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          fenced = rs.getLong(1) == 0;
-          if (rs.getObject(2) != null) {
-            claimed.add(JobRows.read(rs, 1));
-          }
-        }
-      }
-      return new Claimed(fenced, inTurns(claimed, claim.afterOwner()));
+      Claimed claimed = claimed(ps);
+      return new Claimed(
+          claimed.fenced(), inTurns(new ArrayList<>(claimed.jobs()), claim.afterOwner()));
     } catch (SQLException e) {
       throw new StoreException("JobClaimFair failed for kind " + claim.kind(), e);
     }
