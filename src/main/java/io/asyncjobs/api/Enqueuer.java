@@ -23,6 +23,7 @@ import jakarta.ws.rs.core.Response;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -53,8 +54,13 @@ public class Enqueuer {
   private static final String BATCH_PAYLOAD = "payload";
   private static final String BATCH_IDEMPOTENCY_KEY = "idempotency_key";
   private static final String PRIORITY = "priority";
+  private static final String RUN_AFTER = "run_after";
+  private static final String DELAY_SECONDS = "delay_seconds";
   private static final Set<String> BATCH_ITEM_KEYS =
-      Set.of(BATCH_PAYLOAD, BATCH_IDEMPOTENCY_KEY, PRIORITY);
+      Set.of(BATCH_PAYLOAD, BATCH_IDEMPOTENCY_KEY, PRIORITY, RUN_AFTER, DELAY_SECONDS);
+
+  /** The furthest ahead a job may be delayed: a year. */
+  static final long MAX_DELAY_SECONDS = 366L * 24 * 3600;
 
   /** How many refused jobs of a batch a 400 names; it counts the rest. */
   private static final int MAX_REFUSALS_SHOWN = 20;
@@ -65,6 +71,7 @@ public class Enqueuer {
   @Inject FileScopes scopes;
   @Inject HttpServerRequest request;
   @Inject JobsConfig config;
+  @Inject io.asyncjobs.time.Clock clock;
 
   /**
    * Checks a request body with the kind's {@link PayloadCheck} and enqueues what it accepted, for
@@ -87,7 +94,10 @@ public class Enqueuer {
     }
     JobQueue.NewJob job = checked(kind, scopeOf(caller), body);
     JobQueue.Admission admission =
-        new JobQueue.Admission(priorityParameter(caller), caller.isAdmin());
+        new JobQueue.Admission(
+            priorityParameter(caller),
+            caller.isAdmin(),
+            runAfter(oneParameter(RUN_AFTER), oneParameter(DELAY_SECONDS)));
     Owner owner = caller.owner();
     // Quarkus REST passes an empty header value as no value at all: the request itself tells a
     // key that was left out from one that was sent empty (or blank, which HTTP trims to empty).
@@ -238,8 +248,8 @@ public class Enqueuer {
         || !(map.get(BATCH_PAYLOAD) instanceof Map<?, ?>)
         || !BATCH_ITEM_KEYS.containsAll(map.keySet())) {
       throw ProblemException.badRequest(
-          "a job is {\"payload\": {...}, \"idempotency_key\": \"...\", \"priority\": N}, the"
-              + " key and the priority optional");
+          "a job is {\"payload\": {...}, \"idempotency_key\": \"...\", \"priority\": N,"
+              + " \"run_after\": \"...\" or \"delay_seconds\": N}, all but the payload optional");
     }
     int priority = JobPriority.DEFAULT;
     Object sentPriority = map.get(PRIORITY);
@@ -270,7 +280,71 @@ public class Enqueuer {
     @SuppressWarnings("unchecked")
     Map<String, Object> payload = (Map<String, Object>) map.get(BATCH_PAYLOAD);
     JobQueue.NewJob job = checked(kind, scope, payload);
-    return new JobQueue.BatchJob(job.payload(), job.preferredName(), key, priority);
+    Object sentRunAfter = map.get(RUN_AFTER);
+    Object sentDelay = map.get(DELAY_SECONDS);
+    if (sentRunAfter != null && !(sentRunAfter instanceof String)) {
+      throw ProblemException.badRequest(
+          "run_after must be an RFC 3339 time such as 2026-12-24T18:00:00Z, or left out");
+    }
+    if (sentDelay != null && !(sentDelay instanceof Integer || sentDelay instanceof Long)) {
+      throw ProblemException.badRequest(
+          "delay_seconds must be a whole number from 0 to " + MAX_DELAY_SECONDS + ", or left out");
+    }
+    Instant runAfter =
+        runAfter((String) sentRunAfter, sentDelay == null ? null : String.valueOf(sentDelay));
+    return new JobQueue.BatchJob(job.payload(), job.preferredName(), key, priority, runAfter);
+  }
+
+  /** The one value of query parameter {@code name}, or null; two of them are a 400. */
+  private String oneParameter(String name) {
+    List<String> sent = request.params().getAll(name);
+    if (sent.size() > 1) {
+      throw ProblemException.badRequest("send one " + name + ", not " + sent.size());
+    }
+    return sent.isEmpty() ? null : sent.get(0);
+  }
+
+  /**
+   * When a job asked for with {@code run_after} (an RFC 3339 time) or {@code delay_seconds} (from
+   * now) may start, or null for at once; both, a malformed value or one more than a year ahead is a
+   * 400. A time already past makes the job due at once.
+   */
+  private Instant runAfter(String runAfterText, String delayText) {
+    if (runAfterText != null && delayText != null) {
+      throw ProblemException.badRequest("send run_after or delay_seconds, not both");
+    }
+    Instant now = clock.now();
+    if (delayText != null) {
+      long seconds;
+      try {
+        seconds = Long.parseLong(delayText.trim());
+      } catch (NumberFormatException e) {
+        seconds = -1;
+      }
+      if (seconds < 0 || seconds > MAX_DELAY_SECONDS) {
+        throw ProblemException.badRequest(
+            "delay_seconds must be a whole number from 0 to "
+                + MAX_DELAY_SECONDS
+                + " (a year); got "
+                + Requests.quote(delayText));
+      }
+      return seconds == 0 ? null : now.plusSeconds(seconds);
+    }
+    if (runAfterText == null) {
+      return null;
+    }
+    Instant at;
+    try {
+      at = java.time.OffsetDateTime.parse(runAfterText.trim()).toInstant();
+    } catch (java.time.format.DateTimeParseException e) {
+      throw ProblemException.badRequest(
+          "run_after must be an RFC 3339 time with an offset, such as 2026-12-24T18:00:00Z; got "
+              + Requests.quote(runAfterText));
+    }
+    if (at.isAfter(now.plusSeconds(MAX_DELAY_SECONDS))) {
+      throw ProblemException.badRequest("run_after must be at most a year ahead");
+    }
+    return at;
   }
 
   /**

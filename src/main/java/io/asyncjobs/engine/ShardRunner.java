@@ -198,6 +198,7 @@ final class ShardRunner {
       }
       if (trust == Trust.CLAIM) {
         recoverOrphans(settings, epoch, now, tally);
+        releaseDue(epoch, now);
         refill(settings, epoch, now, tally);
         if (sweeps) {
           sweep(now, tally);
@@ -253,6 +254,15 @@ final class ShardRunner {
       forget(outcomes.write(rest, settings, now, tally));
       if (trust != Trust.CLAIM) {
         return tally.result();
+      }
+      if (dueWanted.getAndSet(false)) {
+        try {
+          releaseDue(epoch, now);
+          rewind.set(true); // the jobs made due may sort before the cursor
+        } catch (JobStore.StoreException e) {
+          LOG.debugf(
+              "%s: releasing due jobs failed, the next tick does: %s", label(), e.getMessage());
+        }
       }
       int capacity = draining ? 0 : claimRoom(settings) + combined.size();
       // A wake-up with no room keeps the request for the head for the next one that has room.
@@ -710,6 +720,48 @@ final class ShardRunner {
   }
 
   // ---- step 3: refill --------------------------------------------------------------------
+
+  /** One timer thread for every runner's next due delayed job; it only asks for a wake-up. */
+  private static final java.util.concurrent.ScheduledExecutorService DUE_TIMER =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "jobs-due-timer");
+            t.setDaemon(true);
+            return t;
+          });
+
+  /** Set by the due timer: the next wake-up releases due jobs first and claims from the head. */
+  private final AtomicBoolean dueWanted = new AtomicBoolean();
+
+  /** When the armed timer fires, or null when none is armed. */
+  private volatile Instant timerAt;
+
+  /**
+   * Makes the shard's delayed jobs due whose time has come, so the refill that follows can claim
+   * them, and arms a timer for the earliest one still ahead when it falls before the next tick: a
+   * delayed job starts at its time, not at the tick after it, with no polling in between.
+   */
+  private void releaseDue(long epoch, Instant now) {
+    JobStore.Released released = context.store().releaseDue(kind, shard, epoch, now);
+    Instant next = released.nextDue();
+    if (next == null) {
+      return;
+    }
+    long delayMillis = Math.max(1, Duration.between(now, next).toMillis());
+    Instant armed = timerAt;
+    if (armed != null && !armed.isAfter(next) && armed.isAfter(now)) {
+      return; // an earlier or equal timer is already armed
+    }
+    timerAt = next;
+    DUE_TIMER.schedule(
+        () -> {
+          timerAt = null;
+          dueWanted.set(true);
+          requestWake();
+        },
+        delayMillis,
+        TimeUnit.MILLISECONDS);
+  }
 
   private void refill(ServiceSettings settings, long epoch, Instant now, Tally tally) {
     pool.resize(settings.maxConcurrent());

@@ -30,6 +30,10 @@ public record JobView(
             description = "Claim priority, -10 to 10, higher first (0 unless asked for at enqueue)",
             example = "0")
         int priority,
+    @Schema(
+            description =
+                "The earliest start asked for at enqueue (run_after or delay_seconds), or null")
+        Instant runAfter,
     Instant createdAt,
     Instant startedAt,
     Instant completedAt,
@@ -91,6 +95,7 @@ public record JobView(
         job.ownerId,
         job.retryCount,
         job.priority,
+        job.runAfter,
         job.createdAt,
         job.startedAt,
         job.completedAt,

@@ -119,6 +119,10 @@ public class Job extends PanacheEntityBase {
   @Column(name = "priority", nullable = false, updatable = false)
   public int priority;
 
+  /** The earliest start the caller asked for, or null. */
+  @Column(name = "run_after", updatable = false)
+  public Instant runAfter;
+
   /** The owner, or null for a job enqueued without one. */
   public Owner owner() {
     return ownerKind == null || ownerId == null ? null : new Owner(ownerKind, ownerId);

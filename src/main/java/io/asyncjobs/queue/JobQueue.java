@@ -74,7 +74,8 @@ public class JobQueue {
           + " WHERE i.top > "
           + JobPriority.DEFAULT
           + " OR NOT EXISTS (SELECT 1 FROM jobs p"
-          + "   WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending')";
+          + "   WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending'"
+          + "   AND p.delayed_until IS NULL)";
 
   /**
    * A job above the default priority may sort before the owner's claim cursor, and must not wait
@@ -112,10 +113,11 @@ public class JobQueue {
   private static final String JOB_INSERT_ONE =
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
-          + "                   created_at, updated_at, expires_at, shard, priority)"
+          + "                   created_at, updated_at, expires_at, shard, priority, run_after,"
+          + "                   delayed_until)"
           + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + ", ?, ?)"
+          + ", ?, ?, ?, ?)"
           + " RETURNING kind, shard, priority)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
 
@@ -128,17 +130,18 @@ public class JobQueue {
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at, shard, idempotency_key,"
-          + "                   priority)"
+          + "                   priority, run_after, delayed_until)"
           + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + ", ?, ?, ?)"
+          + ", ?, ?, ?, ?, ?)"
           + " ON CONFLICT (owner_kind, owner_id, idempotency_key)"
           + "   WHERE idempotency_key IS NOT NULL DO NOTHING"
           + " RETURNING uid, kind, shard, priority)"
           + " SELECT i.uid, CASE WHEN i.priority > "
           + JobPriority.DEFAULT
           + " OR NOT EXISTS (SELECT 1 FROM jobs p"
-          + "   WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending')"
+          + "   WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending'"
+          + "   AND p.delayed_until IS NULL)"
           + "   THEN pg_notify('"
           + ENQUEUED_CHANNEL
           + "', "
@@ -154,12 +157,15 @@ public class JobQueue {
   private static final String JOB_INSERT_MANY =
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
-          + "                   created_at, updated_at, expires_at, shard, priority)"
+          + "                   created_at, updated_at, expires_at, shard, priority, run_after,"
+          + "                   delayed_until)"
           + " SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + "      , n.shard, n.priority"
-          + "   FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[])"
-          + "        WITH ORDINALITY AS n(uid, payload, preferred_name, shard, priority, ord)"
+          + "      , n.shard, n.priority, n.run_after, n.delayed_until"
+          + "   FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[],"
+          + "               ?::timestamptz[], ?::timestamptz[])"
+          + "        WITH ORDINALITY"
+          + "        AS n(uid, payload, preferred_name, shard, priority, run_after, delayed_until, ord)"
           + "  ORDER BY n.ord"
           + " RETURNING kind, shard, priority)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
@@ -174,13 +180,16 @@ public class JobQueue {
       """
       WITH inserted AS (
         INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,
-                          created_at, updated_at, expires_at, idempotency_key, shard, priority)
+                          created_at, updated_at, expires_at, idempotency_key, shard, priority,
+                          run_after, delayed_until)
         SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?,\s"""
           + SettingsStore.EFFECTIVE_RETENTION_END
           + """
-      , n.idempotency_key, n.shard, n.priority
-          FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::smallint[])
-               WITH ORDINALITY AS n(uid, payload, preferred_name, idempotency_key, shard, priority, ord)
+      , n.idempotency_key, n.shard, n.priority, n.run_after, n.delayed_until
+          FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::smallint[],
+                      ?::timestamptz[], ?::timestamptz[])
+               WITH ORDINALITY AS n(uid, payload, preferred_name, idempotency_key, shard, priority,
+                                    run_after, delayed_until, ord)
          ORDER BY n.ord
         ON CONFLICT (owner_kind, owner_id, idempotency_key)
            WHERE idempotency_key IS NOT NULL DO NOTHING
@@ -197,7 +206,8 @@ public class JobQueue {
           + JobPriority.DEFAULT
           + """
        OR NOT EXISTS (SELECT 1 FROM jobs p
-                       WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending'))
+                       WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending'
+                         AND p.delayed_until IS NULL))
       SELECT uid, (SELECT count(*) FROM notified) FROM inserted
       """;
 
@@ -363,11 +373,18 @@ public class JobQueue {
    * @param priority {@value JobPriority#MIN} to {@value JobPriority#MAX}, higher first
    * @param quotaExempt true for a caller the kind's {@code max-pending-per-owner} does not bind (an
    *     admin)
+   * @param runAfter the earliest start, or null for as soon as possible: until then the job is
+   *     pending but not due, and no claim takes it
    */
-  public record Admission(int priority, boolean quotaExempt) {
+  public record Admission(int priority, boolean quotaExempt, Instant runAfter) {
 
-    /** The default priority, under the quota. */
-    public static final Admission DEFAULT = new Admission(JobPriority.DEFAULT, false);
+    /** The default priority, under the quota, due at once. */
+    public static final Admission DEFAULT = new Admission(JobPriority.DEFAULT, false, null);
+
+    /** Due at once. */
+    public Admission(int priority, boolean quotaExempt) {
+      this(priority, quotaExempt, null);
+    }
   }
 
   /**
@@ -400,6 +417,7 @@ public class JobQueue {
                   String key =
                       bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
                   ps.setInt(13, priority);
+                  bindRunAfter(ps, 14, admission.runAfter());
                   ps.execute();
                   return key;
                 }
@@ -410,6 +428,29 @@ public class JobQueue {
     metrics.enqueued(kind, 1);
     enqueued.fire(new JobsEnqueued(kind, shard, priority > JobPriority.DEFAULT));
     return uid;
+  }
+
+  /** Binds a job's {@code run_after} and {@code delayed_until} (set while it lies ahead). */
+  private void bindRunAfter(PreparedStatement ps, int first, Instant runAfter) throws SQLException {
+    ps.setObject(first, runAfter == null ? null : JobRows.timestamp(runAfter));
+    Instant delayed = delayedUntil(runAfter);
+    ps.setObject(first + 1, delayed == null ? null : JobRows.timestamp(delayed));
+  }
+
+  /** When a job asked to run after {@code runAfter} is not yet due: that time, else null. */
+  private Instant delayedUntil(Instant runAfter) {
+    return runAfter != null && runAfter.isAfter(clock.now()) ? runAfter : null;
+  }
+
+  /** The run_after (first) and delayed_until (second) arrays of new jobs. */
+  private OffsetDateTime[][] runAfterArrays(Instant[] runAfter) {
+    OffsetDateTime[][] both = new OffsetDateTime[2][runAfter.length];
+    for (int i = 0; i < runAfter.length; i++) {
+      Instant delayed = delayedUntil(runAfter[i]);
+      both[0][i] = runAfter[i] == null ? null : JobRows.timestamp(runAfter[i]);
+      both[1][i] = delayed == null ? null : JobRows.timestamp(delayed);
+    }
+    return both;
   }
 
   /** Work on a connection that adds jobs. */
@@ -598,6 +639,7 @@ public class JobQueue {
                   shard[0] = bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
                   ps.setString(13, idempotencyKey);
                   ps.setInt(14, admission.priority());
+                  bindRunAfter(ps, 15, admission.runAfter());
                   try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
                       return Optional.of(new Enqueued(uid, true));
@@ -739,6 +781,7 @@ public class JobQueue {
     String[] payloads = new String[n];
     String[] names = new String[n];
     Short[] priorities = new Short[n];
+    Instant[] runAfter = new Instant[n];
     for (int i = 0; i < n; i++) {
       NewJob job = jobs.get(i);
       requireJob(job.payload(), job.preferredName());
@@ -746,8 +789,9 @@ public class JobQueue {
       payloads[i] = JsonCodec.encode(job.payload());
       names[i] = job.preferredName();
       priorities[i] = (short) JobPriority.check(job.priority());
+      runAfter[i] = job.runAfter();
     }
-    insertMany(kind, uids, payloads, names, priorities, ownerKind, ownerId, quotaExempt);
+    insertMany(kind, uids, payloads, names, priorities, runAfter, ownerKind, ownerId, quotaExempt);
     return List.of(uids);
   }
 
@@ -758,10 +802,12 @@ public class JobQueue {
       String[] payloads,
       String[] names,
       Short[] priorities,
+      Instant[] runAfter,
       String ownerKind,
       String ownerId,
       boolean quotaExempt) {
     String[] keys = shardsOf(kind, uids);
+    OffsetDateTime[][] times = runAfterArrays(runAfter);
     try {
       underQuota(
           kind,
@@ -773,6 +819,8 @@ public class JobQueue {
               bindNewJobs(c, ps, kind, ownerKind, ownerId, uids, payloads, names);
               ps.setArray(12, c.createArrayOf("text", keys));
               ps.setArray(13, c.createArrayOf("smallint", priorities));
+              ps.setArray(14, c.createArrayOf("timestamptz", times[0]));
+              ps.setArray(15, c.createArrayOf("timestamptz", times[1]));
               ps.execute();
               return uids.length;
             }
@@ -791,11 +839,12 @@ public class JobQueue {
    * @param payload kind-specific input
    * @param preferredName file name for the artifact's download, or null
    */
-  public record NewJob(Map<String, Object> payload, String preferredName, int priority) {
+  public record NewJob(
+      Map<String, Object> payload, String preferredName, int priority, Instant runAfter) {
 
-    /** A job of the default priority. */
+    /** A job of the default priority, due at once. */
     public NewJob(Map<String, Object> payload, String preferredName) {
-      this(payload, preferredName, JobPriority.DEFAULT);
+      this(payload, preferredName, JobPriority.DEFAULT, null);
     }
   }
 
@@ -823,11 +872,15 @@ public class JobQueue {
    * @param priority {@value JobPriority#MIN} to {@value JobPriority#MAX}, higher first
    */
   public record BatchJob(
-      Map<String, Object> payload, String preferredName, String idempotencyKey, int priority) {
+      Map<String, Object> payload,
+      String preferredName,
+      String idempotencyKey,
+      int priority,
+      Instant runAfter) {
 
-    /** A job of the default priority. */
+    /** A job of the default priority, due at once. */
     public BatchJob(Map<String, Object> payload, String preferredName, String idempotencyKey) {
-      this(payload, preferredName, idempotencyKey, JobPriority.DEFAULT);
+      this(payload, preferredName, idempotencyKey, JobPriority.DEFAULT, null);
     }
   }
 
@@ -902,11 +955,13 @@ public class JobQueue {
     String[] names = new String[n];
     String[] keys = new String[n];
     Short[] priorities = new Short[n];
+    Instant[] runAfter = new Instant[n];
     Set<String> seen = new HashSet<>();
     for (int i = 0; i < n; i++) {
       BatchJob job = jobs.get(i);
       requireJob(job.payload(), job.preferredName());
       priorities[i] = (short) JobPriority.check(job.priority());
+      runAfter[i] = job.runAfter();
       String key = job.idempotencyKey();
       if (key != null) {
         if (ownerKind == null) {
@@ -926,7 +981,8 @@ public class JobQueue {
     }
     if (seen.isEmpty()) {
       // No job carries a key, so none can be a replay: every job is new, in one statement.
-      insertMany(kind, uids, payloads, names, priorities, ownerKind, ownerId, quotaExempt);
+      insertMany(
+          kind, uids, payloads, names, priorities, runAfter, ownerKind, ownerId, quotaExempt);
       return Arrays.stream(uids)
           .map(uid -> new BatchOutcome(uid, true, JobStatus.PENDING))
           .toList();
@@ -935,7 +991,16 @@ public class JobQueue {
     for (int attempt = 0; attempt < 2; attempt++) {
       List<BatchOutcome> outcomes =
           tryEnqueueBatch(
-              kind, uids, payloads, names, keys, priorities, ownerKind, ownerId, quotaExempt);
+              kind,
+              uids,
+              payloads,
+              names,
+              keys,
+              priorities,
+              runAfter,
+              ownerKind,
+              ownerId,
+              quotaExempt);
       if (outcomes != null) {
         int created = (int) outcomes.stream().filter(BatchOutcome::created).count();
         if (created > 0) {
@@ -959,10 +1024,12 @@ public class JobQueue {
       String[] names,
       String[] keys,
       Short[] priorities,
+      Instant[] runAfter,
       String ownerKind,
       String ownerId,
       boolean quotaExempt) {
     int n = uids.length;
+    OffsetDateTime[][] times = runAfterArrays(runAfter);
     int limit = quotaExempt || ownerKind == null ? 0 : pendingQuota(kind);
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
@@ -976,6 +1043,8 @@ public class JobQueue {
           ps.setArray(12, c.createArrayOf("text", keys));
           ps.setArray(13, c.createArrayOf("text", shardsOf(kind, uids)));
           ps.setArray(14, c.createArrayOf("smallint", priorities));
+          ps.setArray(15, c.createArrayOf("timestamptz", times[0]));
+          ps.setArray(16, c.createArrayOf("timestamptz", times[1]));
           try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
               inserted.add(rs.getObject(1, UUID.class));

@@ -18,7 +18,8 @@ public final class JobRows {
       "uid, kind, status, owner_kind, owner_id, preferred_name, payload::text, result::text,"
           + " error, retry_count, created_at, started_at, completed_at, updated_at, duration_ms,"
           + " last_accessed_at, expires_at, bytes_in, bytes_out, item_count, epoch, progress,"
-          + " progress_items, progress_at, cancel_requested, priority";
+          + " progress_items, progress_at, cancel_requested, priority,"
+          + " run_after";
 
   /**
    * {@link #COLUMNS} without the payload, which a job's view never shows: {@link #read} leaves it
@@ -57,6 +58,7 @@ public final class JobRows {
     job.progressAt = instant(rs, offset + 24);
     job.cancelRequested = rs.getBoolean(offset + 25);
     job.priority = rs.getInt(offset + 26);
+    job.runAfter = instant(rs, offset + 27);
     return job;
   }
 

@@ -570,6 +570,49 @@ public class JobStore {
   }
 
   /**
+   * JobReleaseDue: the shard's delayed pending jobs whose time has come become due (claimable),
+   * under the fence; answers how many, and the earliest due time still ahead (null: none). Both
+   * read the delayed index, never the queue.
+   */
+  static final String JOB_RELEASE_DUE =
+      "WITH "
+          + FENCE
+          + ", released AS (UPDATE jobs SET delayed_until = NULL WHERE kind = ? AND shard = ?"
+          + "   AND status = 'pending' AND delayed_until IS NOT NULL AND delayed_until <= ?"
+          + "   AND EXISTS (SELECT 1 FROM fence) RETURNING 1)"
+          + " SELECT (SELECT count(*) FROM released),"
+          + " (SELECT min(delayed_until) FROM jobs WHERE kind = ? AND shard = ?"
+          + "   AND status = 'pending' AND delayed_until IS NOT NULL AND delayed_until > ?)";
+
+  /**
+   * What releasing due jobs did.
+   *
+   * @param released how many delayed jobs became due
+   * @param nextDue the earliest due time still ahead, or null
+   */
+  public record Released(int released, Instant nextDue) {}
+
+  /** Makes the shard's delayed jobs due whose time is {@code now} or before (JobReleaseDue). */
+  public Released releaseDue(String kind, String shard, long epoch, Instant now) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_RELEASE_DUE)) {
+      ps.setLong(1, epoch);
+      ps.setString(2, kind);
+      ps.setString(3, shard);
+      ps.setObject(4, JobRows.timestamp(now));
+      ps.setString(5, kind);
+      ps.setString(6, shard);
+      ps.setObject(7, JobRows.timestamp(now));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return new Released(rs.getInt(1), instant(rs, 2));
+      }
+    } catch (SQLException e) {
+      throw new StoreException("JobReleaseDue failed for kind " + kind, e);
+    }
+  }
+
+  /**
    * Writes finished tasks' outcomes under {@code epoch}. Should the batch be refused for what one
    * row holds (not for the connection), each outcome is written alone, and one that still cannot be
    * written fails its job with the reason instead.

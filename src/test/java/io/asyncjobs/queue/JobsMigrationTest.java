@@ -114,7 +114,9 @@ class JobsMigrationTest {
             "jobs_pending_shard_claim_idx",
             "jobs_active_shard_idx",
             "jobs_due_claim_idx",
-            "jobs_fair_claim_idx")) {
+            "jobs_fair_claim_idx",
+            "jobs_pending_owner_idx",
+            "jobs_delayed_idx")) {
       assertThat(
               db.query(
                   "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"

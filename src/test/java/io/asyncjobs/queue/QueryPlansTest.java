@@ -169,6 +169,19 @@ class QueryPlansTest {
       List<String> scans = new ArrayList<>();
       seqScansOf("jobs", new ObjectMapper().readTree(fairPlan), scans);
       assertThat(scans).as(mode + ": the fair claim reads jobs by index only").isEmpty();
+      String releasePlan =
+          planOf(
+              JobStore.JOB_RELEASE_DUE,
+              mode,
+              "1",
+              "'zip'",
+              "'zip-0'",
+              "now()",
+              "'zip'",
+              "'zip-0'",
+              "now()");
+      assertThat(releasePlan).as(mode).contains("jobs_delayed_idx");
+      seqScansOf("jobs", new ObjectMapper().readTree(releasePlan), scans);
       String cappedPlan = planOf(JobStore.JOB_CLAIM_CAPPED, mode, capped);
       assertThat(cappedPlan).as(mode).contains("jobs_due_claim_idx");
       seqScansOf("jobs", new ObjectMapper().readTree(cappedPlan), scans);
