@@ -23,7 +23,8 @@ class SettingsCommand extends Command {
         "settings",
         "admin settings [SERVICE] [--retention-seconds N] [--max-concurrent N]"
             + " [--job-timeout-seconds N] [--max-retries N] [--claim-order fifo|fair]"
-            + " [--max-pending-per-owner N] [--max-running-per-owner N] [--reset] [--json]",
+            + " [--max-pending-per-owner N] [--max-running-per-owner N] [--max-attempts N]"
+            + " [--reset] [--json]",
         """
         Without SERVICE, shows every service's settings; with SERVICE alone, that one's.
         With values, stores them as run-time overrides of SERVICE (its other overrides
@@ -37,6 +38,7 @@ class SettingsCommand extends Command {
           --claim-order ORDER       fifo (enqueue order) or fair (turns between owners)
           --max-pending-per-owner N pending jobs one owner may hold, 0 (no limit) to 10^9
           --max-running-per-owner N jobs of one owner running at once, 0 (no limit) to 10000
+          --max-attempts N          tries of a job that fails transiently, 1 (no retry) to 100
           --reset                   drop every override of SERVICE
         """,
         Set.of(
@@ -46,7 +48,8 @@ class SettingsCommand extends Command {
             "--max-retries",
             "--claim-order",
             "--max-pending-per-owner",
-            "--max-running-per-owner"),
+            "--max-running-per-owner",
+            "--max-attempts"),
         Set.of("--reset"));
     this.settings = settings;
     this.output = output;
@@ -114,7 +117,8 @@ class SettingsCommand extends Command {
               args,
               "--max-running-per-owner",
               current.maxRunningPerOwner(),
-              SettingsCommand::saturatedInt));
+              SettingsCommand::saturatedInt),
+          whole(args, "--max-attempts", current.maxAttempts(), SettingsCommand::saturatedInt));
     } catch (IllegalArgumentException e) {
       throw new UsageException(e.getMessage());
     }
@@ -152,7 +156,8 @@ class SettingsCommand extends Command {
             "MAX_RETRIES",
             "CLAIM_ORDER",
             "MAX_PENDING_PER_OWNER",
-            "MAX_RUNNING_PER_OWNER");
+            "MAX_RUNNING_PER_OWNER",
+            "MAX_ATTEMPTS");
     boolean anyOverride = false;
     for (SettingsView view : views) {
       SettingsOverride o = view.overrides();
@@ -165,7 +170,8 @@ class SettingsCommand extends Command {
           marked(e.maxRetries(), o.maxRetries()),
           o.claimOrder() == null ? e.claimOrder() : e.claimOrder() + "*",
           marked(e.maxPendingPerOwner(), o.maxPendingPerOwner()),
-          marked(e.maxRunningPerOwner(), o.maxRunningPerOwner()));
+          marked(e.maxRunningPerOwner(), o.maxRunningPerOwner()),
+          marked(e.maxAttempts(), o.maxAttempts()));
       anyOverride |= !o.equals(SettingsOverride.NONE);
     }
     table.flush();

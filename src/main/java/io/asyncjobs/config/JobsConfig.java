@@ -257,6 +257,27 @@ public interface JobsConfig {
     @Min(0)
     @Max(10_000)
     int maxRunningPerOwner();
+
+    /**
+     * How many times a job whose failures the kind calls transient ({@code JobService.retryable})
+     * is tried in all before it fails; 1, the default, never tries again. Recoveries of a vanished
+     * processor count apart, under {@link #maxRetries()}.
+     */
+    @WithDefault("1")
+    @Min(1)
+    @Max(100)
+    int maxAttempts();
+
+    /**
+     * The wait before the second attempt; each later one waits twice as long as the one before, up
+     * to {@link #retryBackoffMax()}, and every wait is drawn at random between half and all of it.
+     */
+    @WithDefault("10s")
+    Duration retryBackoff();
+
+    /** The longest wait between two attempts. */
+    @WithDefault("10m")
+    Duration retryBackoffMax();
   }
 
   /** Overrides for one service; each absent value falls back to the default. */
@@ -285,6 +306,15 @@ public interface JobsConfig {
 
     /** See {@link ServiceDefaults#maxRunningPerOwner()}. */
     Optional<@Min(0) @Max(10_000) Integer> maxRunningPerOwner();
+
+    /** See {@link ServiceDefaults#maxAttempts()}. */
+    Optional<@Min(1) @Max(100) Integer> maxAttempts();
+
+    /** See {@link ServiceDefaults#retryBackoff()}. */
+    Optional<Duration> retryBackoff();
+
+    /** See {@link ServiceDefaults#retryBackoffMax()}. */
+    Optional<Duration> retryBackoffMax();
 
     /** Whether the service runs at all; the diagnostic {@code noop} kind is off by default. */
     Optional<Boolean> enabled();

@@ -14,6 +14,9 @@ import java.time.Duration;
  * @param claimOrder in which order due jobs of one priority are claimed
  * @param maxPendingPerOwner the most pending jobs one owner may hold, 0 for no limit
  * @param maxRunningPerOwner the most jobs of one owner running at once, 0 for no limit
+ * @param maxAttempts attempts of a job whose failures are retryable, 1 for no retry
+ * @param retryBackoff the wait before the second attempt, doubled for each later one
+ * @param retryBackoffMax the longest wait between two attempts
  */
 public record ServiceSettings(
     Duration retention,
@@ -23,7 +26,16 @@ public record ServiceSettings(
     Duration claimAhead,
     ClaimOrder claimOrder,
     int maxPendingPerOwner,
-    int maxRunningPerOwner) {
+    int maxRunningPerOwner,
+    int maxAttempts,
+    Duration retryBackoff,
+    Duration retryBackoffMax) {
+
+  /** The wait before the second attempt when configuration says nothing. */
+  public static final Duration DEFAULT_RETRY_BACKOFF = Duration.ofSeconds(10);
+
+  /** The longest wait between attempts when configuration says nothing. */
+  public static final Duration DEFAULT_RETRY_BACKOFF_MAX = Duration.ofMinutes(10);
 
   /** The settings with the default claim order, {@link ClaimOrder#FIFO}. */
   public ServiceSettings(
@@ -32,7 +44,18 @@ public record ServiceSettings(
       Duration jobTimeout,
       int maxRetries,
       Duration claimAhead) {
-    this(retention, maxConcurrent, jobTimeout, maxRetries, claimAhead, ClaimOrder.FIFO, 0, 0);
+    this(
+        retention,
+        maxConcurrent,
+        jobTimeout,
+        maxRetries,
+        claimAhead,
+        ClaimOrder.FIFO,
+        0,
+        0,
+        1,
+        DEFAULT_RETRY_BACKOFF,
+        DEFAULT_RETRY_BACKOFF_MAX);
   }
 
   /** The settings for {@code service} from configuration alone. */
@@ -48,7 +71,10 @@ public record ServiceSettings(
           d.claimAhead(),
           d.claimOrder(),
           d.maxPendingPerOwner(),
-          d.maxRunningPerOwner());
+          d.maxRunningPerOwner(),
+          d.maxAttempts(),
+          d.retryBackoff(),
+          d.retryBackoffMax());
     }
     return new ServiceSettings(
         Duration.ofSeconds(o.retentionSeconds().orElse(d.retentionSeconds())),
@@ -58,6 +84,43 @@ public record ServiceSettings(
         o.claimAhead().orElse(d.claimAhead()),
         o.claimOrder().orElse(d.claimOrder()),
         o.maxPendingPerOwner().orElse(d.maxPendingPerOwner()),
-        o.maxRunningPerOwner().orElse(d.maxRunningPerOwner()));
+        o.maxRunningPerOwner().orElse(d.maxRunningPerOwner()),
+        o.maxAttempts().orElse(d.maxAttempts()),
+        o.retryBackoff().orElse(d.retryBackoff()),
+        o.retryBackoffMax().orElse(d.retryBackoffMax()));
+  }
+
+  /** These settings with another backoff between attempts. */
+  public ServiceSettings withRetryBackoff(Duration backoff, Duration most) {
+    return new ServiceSettings(
+        retention,
+        maxConcurrent,
+        jobTimeout,
+        maxRetries,
+        claimAhead,
+        claimOrder,
+        maxPendingPerOwner,
+        maxRunningPerOwner,
+        maxAttempts,
+        backoff,
+        most);
+  }
+
+  /**
+   * How long a job waits before its next attempt after its {@code failedAttempts}-th failed one:
+   * the backoff doubled for each attempt after the first, capped at the most, and drawn at random
+   * between half and all of that ("equal jitter"), so that jobs that failed together do not all
+   * come back at the same moment, and each wait still grows.
+   *
+   * @param failedAttempts the attempts failed so far, at least 1
+   * @param random a number in [0, 1)
+   */
+  public Duration retryDelay(int failedAttempts, double random) {
+    long base = Math.max(1, retryBackoff.toMillis());
+    long max = Math.max(base, retryBackoffMax.toMillis());
+    int doublings = Math.min(Math.max(0, failedAttempts - 1), 40);
+    long full = base > (max >> doublings) ? max : Math.min(max, base << doublings);
+    long half = full / 2;
+    return Duration.ofMillis(half + (long) ((full - half) * random));
   }
 }

@@ -86,6 +86,22 @@ public abstract class JobService extends BaseService {
    */
   protected abstract void cleanup(Job job) throws Exception;
 
+  /**
+   * Whether a failure of {@code process} is transient, so that the job is worth trying again after
+   * a backoff (while it has attempts left under {@code max-attempts}). By default: a {@link
+   * TransientFailure}, one of {@link #transientFailures()}, or an I/O error other than those that
+   * describe the input (a missing or unreadable file, a malformed document), anywhere in the cause
+   * chain. A kind overrides this to decide for itself; what it throws here is taken as "no".
+   */
+  protected boolean retryable(Throwable failure) {
+    return RetryPolicy.transientByDefault(failure, transientFailures());
+  }
+
+  /** Exception types of this kind that are transient; {@link #retryable} retries them. */
+  protected java.util.Set<Class<? extends Throwable>> transientFailures() {
+    return java.util.Set.of();
+  }
+
   @Override
   public String name() {
     return kind();
@@ -382,16 +398,18 @@ public abstract class JobService extends BaseService {
     }
     Map<String, Object> result = null;
     Throwable failure = null;
+    boolean transientFailure = false;
     CURRENT.set(task);
     try {
       result = process(task.job);
     } catch (Throwable e) { // an Error (say a stack overflow) fails the job like an exception
       failure = e;
+      transientFailure = isRetryable(e);
     } finally {
       CURRENT.remove();
       long ran = task.ranNanos(System.nanoTime());
       typicalRunNanos.getAndUpdate(avg -> avg == 0 ? Math.max(1, ran) : avg + (ran - avg) / 8);
-      task.finish(result, failure, requireContext().clock().now());
+      task.finish(result, failure, transientFailure, requireContext().clock().now());
     }
     return true;
   }
@@ -551,6 +569,18 @@ public abstract class JobService extends BaseService {
       throw new IllegalStateException(kind() + " is not registered with the ServiceManager");
     }
     return ctx;
+  }
+
+  /** {@link #retryable}, where a hook that throws answers no. */
+  private boolean isRetryable(Throwable failure) {
+    if (failure instanceof Error) {
+      return false;
+    }
+    try {
+      return retryable(failure);
+    } catch (RuntimeException e) {
+      return false;
+    }
   }
 
   /** The error text stored for a failure: exception type and message, no stack trace. */

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 import org.jboss.logging.Logger;
 
 /**
@@ -86,13 +87,28 @@ final class Outcomes {
     List<Task> retried = new ArrayList<>();
     Map<UUID, String> retries = new LinkedHashMap<>();
     List<Task> released = new ArrayList<>();
+    List<Task> attempted = new ArrayList<>();
+    Map<UUID, Completion> attemptOutcomes = new LinkedHashMap<>();
+    List<JobStore.FailedAttempt> attempts = new ArrayList<>();
     for (Task task : tasks) {
       if (task.readyToRelease()) {
         released.add(task);
         continue;
       }
       Completion outcome = storable(task.outcome());
-      if (outcome.isRetry()) {
+      if (outcome.transientFailure() && settings.maxAttempts() > 1) {
+        attempted.add(task);
+        attemptOutcomes.put(outcome.uid(), outcome);
+        attempts.add(
+            new JobStore.FailedAttempt(
+                outcome.uid(),
+                outcome.error(),
+                outcome.startedAt(),
+                outcome.completedAt(),
+                now.plus(
+                    settings.retryDelay(
+                        task.job.attempt + 1, ThreadLocalRandom.current().nextDouble()))));
+      } else if (outcome.isRetry()) {
         retried.add(task);
         retries.put(outcome.uid(), outcome.error());
       } else {
@@ -121,6 +137,26 @@ final class Outcomes {
               kind, uid, retries.get(uid));
         } else {
           tally.failed++;
+        }
+      }
+    }
+    if (!attempts.isEmpty()) {
+      Map<UUID, JobStatus> written =
+          store.failAttemptMany(attempts, epoch, settings.maxAttempts(), settings.retention(), now);
+      settled.addAll(attempted);
+      for (JobStore.FailedAttempt attempt : attempts) {
+        JobStatus status = written.get(attempt.uid());
+        if (status == null) {
+          fenced(attempt.uid(), epoch, tally);
+        } else if (status == JobStatus.PENDING) {
+          tally.rescheduled++;
+          tally.nextAttempt(attempt.retryAt());
+          LOG.infof(
+              "%s: job %s failed transiently (%s); tried again from %s",
+              kind, attempt.uid(), attempt.error(), attempt.retryAt());
+        } else {
+          tally.failed++;
+          context.metrics().completed(kind, attemptOutcomes.get(attempt.uid()));
         }
       }
     }

@@ -243,7 +243,10 @@ final class ShardRunner {
       if (trust == Trust.CLAIM && !fair && cap == 0) {
         for (Task task : inFlight.values()) {
           Completion outcome = task.returned() ? task.outcome() : null;
-          if (outcome != null && !outcome.isRetry() && task.epoch() == epoch) {
+          if (outcome != null
+              && !outcome.isRetry()
+              && !outcome.transientFailure()
+              && task.epoch() == epoch) {
             combined.add(task);
             completions.add(Outcomes.storable(outcome));
           }
@@ -254,6 +257,9 @@ final class ShardRunner {
       forget(outcomes.write(rest, settings, now, tally));
       if (trust != Trust.CLAIM) {
         return tally.result();
+      }
+      if (tally.nextAttemptAt != null) {
+        dueWanted.set(true); // arms the timer for the retry the write just scheduled
       }
       if (dueWanted.getAndSet(false)) {
         try {

@@ -14,6 +14,17 @@ final class Tally {
   int retried;
   int released;
   int adopted;
+  int rescheduled;
+
+  /** The earliest time a job put back after a transient failure is due again, or null. */
+  java.time.Instant nextAttemptAt;
+
+  /** Notes that a job is due again at {@code at}. */
+  void nextAttempt(java.time.Instant at) {
+    if (nextAttemptAt == null || at.isBefore(nextAttemptAt)) {
+      nextAttemptAt = at;
+    }
+  }
 
   /** Adds what another run did. */
   void add(TickResult r) {
@@ -29,6 +40,7 @@ final class Tally {
     retried += r.retried();
     released += r.released();
     adopted += r.adopted();
+    rescheduled += r.rescheduled();
   }
 
   TickResult result() {
@@ -44,6 +56,7 @@ final class Tally {
         cleanupErrors,
         retried,
         released,
-        adopted);
+        adopted,
+        rescheduled);
   }
 }

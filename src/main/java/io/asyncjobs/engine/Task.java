@@ -62,6 +62,7 @@ final class Task {
 
   private Map<String, Object> result;
   private Throwable failure;
+  private boolean transientFailure;
   private Instant finishedAt;
 
   /** Set last, after the outcome fields: reading it true makes them visible. */
@@ -150,14 +151,24 @@ final class Task {
    */
   private void preventStart() {
     if (state.compareAndSet(WAITING, NEVER)) {
-      finish(null, new InterruptedException("stopped before it started"), claimedAt);
+      finish(null, new InterruptedException("stopped before it started"), false, claimedAt);
     }
   }
 
-  /** Called on the task's thread when {@code process} returned or threw. */
-  void finish(Map<String, Object> processResult, Throwable processFailure, Instant end) {
+  /**
+   * Called on the task's thread when {@code process} returned or threw.
+   *
+   * @param transientProcessFailure whether the kind calls the failure transient (worth another
+   *     attempt)
+   */
+  void finish(
+      Map<String, Object> processResult,
+      Throwable processFailure,
+      boolean transientProcessFailure,
+      Instant end) {
     result = processResult;
     failure = processFailure;
+    transientFailure = transientProcessFailure;
     finishedAt = end;
     returned = true;
     returnedLatch.countDown();
@@ -221,10 +232,15 @@ final class Task {
     if (failure != null && DatabaseErrors.isConnectionLost(failure)) {
       return Completion.retry(job.uid, JobService.describe(failure), start(), finishedAt);
     }
-    Completion completion =
-        failure != null
-            ? Completion.failed(job.uid, JobService.describe(failure), start(), finishedAt)
-            : Completion.done(job.uid, result, start(), finishedAt);
+    Completion completion;
+    if (failure == null) {
+      completion = Completion.done(job.uid, result, start(), finishedAt);
+    } else if (transientFailure) {
+      completion =
+          Completion.failedTransiently(job.uid, JobService.describe(failure), start(), finishedAt);
+    } else {
+      completion = Completion.failed(job.uid, JobService.describe(failure), start(), finishedAt);
+    }
     return completion.withProgress(progress.getAndSet(null));
   }
 

@@ -16,6 +16,8 @@ package io.asyncjobs.engine;
  * @param released jobs put back to pending (or failed, if cancelled) after their work was stopped
  *     for a handover or a lost lock
  * @param adopted running jobs this process kept after it took the lock back at a new epoch
+ * @param rescheduled jobs put back to pending after a failure the kind calls transient, to be tried
+ *     again after a backoff
  */
 public record TickResult(
     int done,
@@ -29,7 +31,8 @@ public record TickResult(
     int cleanupErrors,
     int retried,
     int released,
-    int adopted)
+    int adopted,
+    int rescheduled)
     implements RunResult {
 
   @Override
@@ -45,11 +48,20 @@ public record TickResult(
             + retried
             + released
             + adopted
+            + rescheduled
         == 0;
   }
 
   /** Whether the run did anything out of the ordinary, worth a line at info level. */
   boolean isUnusual() {
-    return requeued + abandoned + fenced + cleanupErrors + retried + released + adopted > 0;
+    return requeued
+            + abandoned
+            + fenced
+            + cleanupErrors
+            + retried
+            + released
+            + adopted
+            + rescheduled
+        > 0;
   }
 }

@@ -153,6 +153,7 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
     m.timedOut.increment(result.timedOut());
     m.putBackDatabase.increment(result.retried());
     m.putBackGivenUp.increment(result.released());
+    m.putBackTransient.increment(result.rescheduled());
     m.adopted.increment(result.adopted());
   }
 
@@ -307,6 +308,7 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
     final Counter timedOut;
     final Counter putBackDatabase;
     final Counter putBackGivenUp;
+    final Counter putBackTransient;
     final Counter adopted;
     final Timer tickDuration;
     final Map<JobStatus, AtomicLong> depth = new EnumMap<>(JobStatus.class);
@@ -334,6 +336,7 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
       timedOut = counter("jobs.timed.out", kind, "Jobs failed for running past their timeout");
       putBackDatabase = putBack(kind, "database");
       putBackGivenUp = putBack(kind, "given-up");
+      putBackTransient = putBack(kind, "transient-failure");
       adopted =
           counter(
               "jobs.adopted",
@@ -407,7 +410,8 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
       return Counter.builder("jobs.put.back")
           .description(
               "Running jobs put back to pending by the replica that ran them: the database went"
-                  + " away under the task, or its work was given up (handover, lost lock)")
+                  + " away under the task, its work was given up (handover, lost lock), or it"
+                  + " failed transiently and is tried again after a backoff")
           .tag("kind", kind)
           .tag("reason", reason)
           .register(registry);

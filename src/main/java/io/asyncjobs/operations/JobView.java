@@ -6,6 +6,7 @@ import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobStatus;
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
@@ -25,7 +26,24 @@ public record JobView(
     String preferredName,
     String ownerKind,
     String ownerId,
-    int retryCount,
+    @Schema(
+            description =
+                "Recoveries after the processor running the job vanished (a crash, a lost lock)")
+        int retryCount,
+    @Schema(
+            description =
+                "Failed attempts so far, of failures the kind calls transient (max-attempts);"
+                    + " 0 until one fails",
+            example = "1")
+        int attempt,
+    @Schema(
+            description =
+                "The last failed attempts, oldest first (at most 20), or null before the first")
+        List<Attempt> attempts,
+    @Schema(
+            description =
+                "While pending after a failed attempt: when the job is tried again, else null")
+        Instant retryAt,
     @Schema(
             description = "Claim priority, -10 to 10, higher first (0 unless asked for at enqueue)",
             example = "0")
@@ -60,6 +78,44 @@ public record JobView(
    */
   public record Progress(Double fraction, Long items, Instant updatedAt) {}
 
+  /**
+   * One failed attempt of a job.
+   *
+   * @param attempt its number, from 1
+   * @param error what went wrong
+   * @param startedAt when it began
+   * @param endedAt when it ended
+   * @param retryAt when the job was to be tried again after it; null for a last attempt
+   */
+  @Schema(name = "Attempt", description = "One failed attempt of a job")
+  public record Attempt(
+      @Schema(example = "1") int attempt,
+      @Schema(example = "IOException: Connection reset") String error,
+      Instant startedAt,
+      Instant endedAt,
+      Instant retryAt) {
+
+    static Attempt of(Map<String, Object> stored) {
+      return new Attempt(
+          stored.get("attempt") instanceof Number n ? n.intValue() : 0,
+          stored.get("error") instanceof String e ? e : null,
+          instant(stored.get("started_at")),
+          instant(stored.get("ended_at")),
+          instant(stored.get("retry_at")));
+    }
+
+    private static Instant instant(Object value) {
+      if (!(value instanceof String text)) {
+        return null;
+      }
+      try {
+        return Instant.parse(text);
+      } catch (java.time.format.DateTimeParseException e) {
+        return null;
+      }
+    }
+  }
+
   /** The view of {@code job}; a signed download link is made when the job is done with a file. */
   public static JobView of(Job job, DownloadLinks links) {
     return build(job, links);
@@ -83,6 +139,8 @@ public record JobView(
         job.progress == null && job.progressItems == null
             ? null
             : new Progress(job.progress, job.progressItems, job.progressAt);
+    List<Attempt> attempts =
+        job.attempts == null ? null : job.attempts.stream().map(Attempt::of).toList();
     return new JobView(
         job.uid,
         job.kind,
@@ -94,6 +152,11 @@ public record JobView(
         job.ownerKind,
         job.ownerId,
         job.retryCount,
+        job.attempt,
+        attempts,
+        status == JobStatus.PENDING && attempts != null && !attempts.isEmpty()
+            ? attempts.get(attempts.size() - 1).retryAt()
+            : null,
         job.priority,
         job.runAfter,
         job.createdAt,

@@ -24,6 +24,7 @@ public record SettingsView(
    * @param claimOrder {@code fifo} or {@code fair}
    * @param maxPendingPerOwner the most pending jobs one owner may hold, 0 for no limit
    * @param maxRunningPerOwner the most jobs of one owner running at once, 0 for no limit
+   * @param maxAttempts attempts of a job whose failures are retryable, 1 for no retry
    */
   public record Values(
       long retentionSeconds,
@@ -32,7 +33,8 @@ public record SettingsView(
       int maxRetries,
       String claimOrder,
       int maxPendingPerOwner,
-      int maxRunningPerOwner) {
+      int maxRunningPerOwner,
+      int maxAttempts) {
 
     static Values of(ServiceSettings s) {
       return new Values(
@@ -42,7 +44,8 @@ public record SettingsView(
           s.maxRetries(),
           s.claimOrder().value(),
           s.maxPendingPerOwner(),
-          s.maxRunningPerOwner());
+          s.maxRunningPerOwner(),
+          s.maxAttempts());
     }
   }
 }

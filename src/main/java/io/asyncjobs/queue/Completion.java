@@ -16,6 +16,8 @@ import java.util.UUID;
  * @param completedAt when processing ended
  * @param lastProgress progress reported after the last progress write, or null; written with the
  *     outcome so a finished job never shows a stale report
+ * @param transientFailure a failure the kind calls transient: the job is tried again after a
+ *     backoff while it has attempts left under {@code max-attempts}
  */
 public record Completion(
     UUID uid,
@@ -24,22 +26,28 @@ public record Completion(
     String error,
     Instant startedAt,
     Instant completedAt,
-    JobStore.ProgressReport lastProgress) {
+    JobStore.ProgressReport lastProgress,
+    boolean transientFailure) {
 
   /** A successful outcome. */
   public static Completion done(
       UUID uid, Map<String, Object> result, Instant started, Instant end) {
-    return new Completion(uid, JobStatus.DONE, result, null, started, end, null);
+    return new Completion(uid, JobStatus.DONE, result, null, started, end, null, false);
   }
 
   /** A failed outcome with the reason shown to callers. */
   public static Completion failed(UUID uid, String error, Instant started, Instant end) {
-    return new Completion(uid, JobStatus.FAILED, null, error, started, end, null);
+    return new Completion(uid, JobStatus.FAILED, null, error, started, end, null, false);
+  }
+
+  /** A failure the kind calls transient: tried again while the job has attempts left. */
+  public static Completion failedTransiently(UUID uid, String error, Instant started, Instant end) {
+    return new Completion(uid, JobStatus.FAILED, null, error, started, end, null, true);
   }
 
   /** A task that failed because the database went away; {@code error} says how. */
   public static Completion retry(UUID uid, String error, Instant started, Instant end) {
-    return new Completion(uid, JobStatus.PENDING, null, error, started, end, null);
+    return new Completion(uid, JobStatus.PENDING, null, error, started, end, null, false);
   }
 
   /** Whether the job is to be tried again rather than finished. */
@@ -49,7 +57,8 @@ public record Completion(
 
   /** This outcome with the progress reported since the last progress write. */
   public Completion withProgress(JobStore.ProgressReport report) {
-    return new Completion(uid, status, result, error, startedAt, completedAt, report);
+    return new Completion(
+        uid, status, result, error, startedAt, completedAt, report, transientFailure);
   }
 
   /** Processing time in milliseconds, never negative. */

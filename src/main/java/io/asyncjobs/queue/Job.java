@@ -7,6 +7,7 @@ import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.hibernate.annotations.JdbcTypeCode;
@@ -122,6 +123,19 @@ public class Job extends PanacheEntityBase {
   /** The earliest start the caller asked for, or null. */
   @Column(name = "run_after", updatable = false)
   public Instant runAfter;
+
+  /** Failed attempts so far, of failures the kind calls transient (not orphan recoveries). */
+  @Column(name = "attempt", insertable = false, updatable = false)
+  public int attempt;
+
+  /**
+   * The last failed attempts, oldest first (at most {@value JobStore#ATTEMPTS_KEPT}): each with
+   * {@code attempt}, {@code error}, {@code started_at}, {@code ended_at} and {@code retry_at} (when
+   * it was to be tried again; null for a last attempt). Null before the first.
+   */
+  @JdbcTypeCode(SqlTypes.JSON)
+  @Column(name = "attempts", insertable = false, updatable = false)
+  public List<Map<String, Object>> attempts;
 
   /** The owner, or null for a job enqueued without one. */
   public Owner owner() {

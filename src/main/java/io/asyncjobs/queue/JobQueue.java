@@ -253,6 +253,7 @@ public class JobQueue {
       "WITH retried AS ("
           + " UPDATE jobs"
           + "    SET status = 'pending', error = NULL, result = NULL, retry_count = 0,"
+          + "        attempt = 0, attempts = NULL, delayed_until = NULL,"
           + "        started_at = NULL, completed_at = NULL, duration_ms = NULL,"
           + "        bytes_in = NULL, bytes_out = NULL, item_count = NULL,"
           + "        progress = NULL, progress_items = NULL, progress_at = NULL,"

@@ -351,6 +351,60 @@ public class JobStore {
       RETURNING j.uid, j.status
       """;
 
+  /** How many failed attempts a job's {@code attempts} keeps, the latest ones. */
+  public static final int ATTEMPTS_KEPT = 20;
+
+  /**
+   * Whether the attempt row {@code a} of job {@code j} goes back to pending (JobFailAttemptMany).
+   */
+  private static final String AGAIN = "(j.attempt + 1 < p.max_attempts AND NOT j.cancel_requested)";
+
+  /**
+   * JobFailAttemptMany: jobs whose task failed in a way the kind calls transient. Each counts one
+   * more failed attempt and keeps it (error, start, end, when it is tried again) in {@code
+   * attempts}, the last {@value #ATTEMPTS_KEPT} of them; while attempts are left under {@code
+   * max_attempts} (and no cancel was asked for) it goes back to pending, delayed until its retry
+   * time, so that only the due-time release makes it claimable again; otherwise it fails with the
+   * attempt's error. Only rows still running under the writer's epoch.
+   */
+  private static final String JOB_FAIL_ATTEMPT_MANY =
+      ("""
+      UPDATE jobs j
+         SET status = CASE WHEN AGAIN THEN 'pending' ELSE 'failed' END,
+             attempt = j.attempt + 1,
+             attempts = (SELECT jsonb_agg(k.e ORDER BY k.n) FROM (
+                           SELECT x.e, x.n FROM jsonb_array_elements(
+                               COALESCE(j.attempts, '[]'::jsonb) || jsonb_build_array(
+                                 jsonb_build_object('attempt', j.attempt + 1, 'error', a.error,
+                                   'started_at', a.started_at, 'ended_at', a.ended_at,
+                                   'retry_at', CASE WHEN AGAIN THEN a.retry_at END)))
+                             WITH ORDINALITY AS x(e, n)
+                            ORDER BY x.n DESC LIMIT KEPT) AS k),
+             delayed_until = CASE WHEN AGAIN THEN a.retry_at::timestamptz END,
+             error = CASE WHEN AGAIN THEN NULL
+                          WHEN j.cancel_requested THEN 'cancelled on request'
+                          WHEN p.max_attempts > 1
+                            THEN a.error || ' (attempt ' || (j.attempt + 1) || ' of '
+                                 || GREATEST(p.max_attempts, j.attempt + 1) || ')'
+                          ELSE a.error END,
+             started_at = CASE WHEN AGAIN THEN NULL ELSE a.started_at::timestamptz END,
+             completed_at = CASE WHEN AGAIN THEN NULL ELSE a.ended_at::timestamptz END,
+             duration_ms = CASE WHEN AGAIN THEN NULL ELSE a.duration_ms END,
+             expires_at = CASE WHEN AGAIN THEN j.expires_at
+                               ELSE a.ended_at::timestamptz + make_interval(secs => p.retention) END,
+             progress = CASE WHEN AGAIN THEN NULL ELSE j.progress END,
+             progress_items = CASE WHEN AGAIN THEN NULL ELSE j.progress_items END,
+             progress_at = CASE WHEN AGAIN THEN NULL ELSE j.progress_at END,
+             updated_at = p.now
+        FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[])
+               AS a(uid, error, started_at, ended_at, retry_at, duration_ms),
+             (SELECT ?::int AS max_attempts, ?::timestamptz AS now, ?::bigint AS retention) AS p
+       WHERE j.uid = a.uid AND j.status = 'running' AND j.epoch = ?
+      RETURNING j.uid, j.status
+      """)
+          .replace("AGAIN", AGAIN)
+          .replace("KEPT", Integer.toString(ATTEMPTS_KEPT));
+
   /**
    * JobAdoptMany: an owner that took the lock back at a new epoch keeps the jobs it is still
    * running: rows still running under an epoch their task's row may carry (the claim's, or one
@@ -851,6 +905,65 @@ public class JobStore {
     } catch (SQLException e) {
       throw new StoreException("JobRetryMany failed", e);
     }
+  }
+
+  /**
+   * One failed attempt of a job whose failure the kind calls transient.
+   *
+   * @param uid the job
+   * @param error what went wrong, as shown to callers
+   * @param startedAt when the attempt began
+   * @param endedAt when it ended
+   * @param retryAt when the job is to be tried again, should it have attempts left
+   */
+  public record FailedAttempt(
+      UUID uid, String error, Instant startedAt, Instant endedAt, Instant retryAt) {}
+
+  /**
+   * Writes failed attempts (JobFailAttemptMany): each job goes back to pending until {@code
+   * retryAt} while it has attempts left under {@code maxAttempts}, or fails.
+   *
+   * @return the rows written and the status each got
+   */
+  public Map<UUID, JobStatus> failAttemptMany(
+      Collection<FailedAttempt> attempts,
+      long epoch,
+      int maxAttempts,
+      Duration retention,
+      Instant now) {
+    if (attempts.isEmpty()) {
+      return Map.of();
+    }
+    List<FailedAttempt> all = new ArrayList<>(attempts);
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_FAIL_ATTEMPT_MANY)) {
+      ps.setArray(1, c.createArrayOf("uuid", all.stream().map(FailedAttempt::uid).toArray()));
+      ps.setArray(2, c.createArrayOf("text", all.stream().map(FailedAttempt::error).toArray()));
+      ps.setArray(3, c.createArrayOf("text", texts(all, FailedAttempt::startedAt)));
+      ps.setArray(4, c.createArrayOf("text", texts(all, FailedAttempt::endedAt)));
+      ps.setArray(5, c.createArrayOf("text", texts(all, FailedAttempt::retryAt)));
+      ps.setArray(
+          6,
+          c.createArrayOf(
+              "bigint",
+              all.stream()
+                  .map(a -> Math.max(0, Duration.between(a.startedAt(), a.endedAt()).toMillis()))
+                  .toArray()));
+      ps.setInt(7, maxAttempts);
+      ps.setObject(8, JobRows.timestamp(now));
+      ps.setLong(9, retention.toSeconds());
+      ps.setLong(10, epoch);
+      return statuses(ps);
+    } catch (SQLException e) {
+      throw new StoreException("JobFailAttemptMany failed", e);
+    }
+  }
+
+  private static Object[] texts(
+      List<FailedAttempt> attempts, java.util.function.Function<FailedAttempt, Instant> field) {
+    return attempts.stream()
+        .map(a -> field.apply(a) == null ? null : field.apply(a).toString())
+        .toArray();
   }
 
   /**

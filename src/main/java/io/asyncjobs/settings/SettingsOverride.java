@@ -15,6 +15,7 @@ import java.time.Duration;
  * @param claimOrder {@code fifo} or {@code fair}
  * @param maxPendingPerOwner the most pending jobs one owner may hold, 0 (no limit) to 10^9
  * @param maxRunningPerOwner the most jobs of one owner running at once, 0 (no limit) to 10,000
+ * @param maxAttempts attempts of a job whose failures are retryable, 1 (no retry) to 100
  */
 public record SettingsOverride(
     Long retentionSeconds,
@@ -23,14 +24,15 @@ public record SettingsOverride(
     Integer maxRetries,
     String claimOrder,
     Integer maxPendingPerOwner,
-    Integer maxRunningPerOwner) {
+    Integer maxRunningPerOwner,
+    Integer maxAttempts) {
 
   /** The longest retention or timeout an admin may set: ten years, far inside timestamp range. */
   public static final long MAX_SECONDS = 10L * 365 * 24 * 3600;
 
   /** No overrides at all. */
   public static final SettingsOverride NONE =
-      new SettingsOverride(null, null, null, null, null, null, null);
+      new SettingsOverride(null, null, null, null, null, null, null, null);
 
   /** Checks every range; a caller can fix what the message names. */
   public SettingsOverride {
@@ -60,6 +62,29 @@ public record SettingsOverride(
       throw new IllegalArgumentException(
           "max_running_per_owner must be between 0 (no limit) and 10000");
     }
+    if (maxAttempts != null && (maxAttempts < 1 || maxAttempts > 100)) {
+      throw new IllegalArgumentException("max_attempts must be between 1 (no retry) and 100");
+    }
+  }
+
+  /** Overrides of the first seven settings only. */
+  public SettingsOverride(
+      Long retentionSeconds,
+      Integer maxConcurrent,
+      Long jobTimeoutSeconds,
+      Integer maxRetries,
+      String claimOrder,
+      Integer maxPendingPerOwner,
+      Integer maxRunningPerOwner) {
+    this(
+        retentionSeconds,
+        maxConcurrent,
+        jobTimeoutSeconds,
+        maxRetries,
+        claimOrder,
+        maxPendingPerOwner,
+        maxRunningPerOwner,
+        null);
   }
 
   /** Overrides of the first five settings only. */
@@ -88,6 +113,9 @@ public record SettingsOverride(
         base.claimAhead(),
         claimOrder == null ? base.claimOrder() : ClaimOrder.of(claimOrder),
         maxPendingPerOwner == null ? base.maxPendingPerOwner() : maxPendingPerOwner,
-        maxRunningPerOwner == null ? base.maxRunningPerOwner() : maxRunningPerOwner);
+        maxRunningPerOwner == null ? base.maxRunningPerOwner() : maxRunningPerOwner,
+        maxAttempts == null ? base.maxAttempts() : maxAttempts,
+        base.retryBackoff(),
+        base.retryBackoffMax());
   }
 }

@@ -25,7 +25,7 @@ public class SettingsStore {
   private static final String SETTINGS_GET_ONE =
       """
       SELECT retention_seconds, max_concurrent, job_timeout_seconds, max_retries, claim_order,
-             max_pending_per_owner, max_running_per_owner
+             max_pending_per_owner, max_running_per_owner, max_attempts
         FROM service_settings
        WHERE service = ?
       """;
@@ -35,8 +35,9 @@ public class SettingsStore {
       """
       INSERT INTO service_settings AS s
              (service, retention_seconds, max_concurrent, job_timeout_seconds, max_retries,
-              claim_order, max_pending_per_owner, max_running_per_owner, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+              claim_order, max_pending_per_owner, max_running_per_owner, max_attempts,
+              updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (service) DO UPDATE
          SET retention_seconds = EXCLUDED.retention_seconds,
              max_concurrent = EXCLUDED.max_concurrent,
@@ -45,6 +46,7 @@ public class SettingsStore {
              claim_order = EXCLUDED.claim_order,
              max_pending_per_owner = EXCLUDED.max_pending_per_owner,
              max_running_per_owner = EXCLUDED.max_running_per_owner,
+             max_attempts = EXCLUDED.max_attempts,
              updated_at = EXCLUDED.updated_at
       """;
 
@@ -94,7 +96,8 @@ public class SettingsStore {
             rs.getObject(4, Integer.class),
             rs.getString(5),
             rs.getObject(6, Integer.class),
-            rs.getObject(7, Integer.class));
+            rs.getObject(7, Integer.class),
+            rs.getObject(8, Integer.class));
       }
     } catch (SQLException e) {
       throw new IllegalStateException("could not read the settings of " + service, e);
@@ -113,7 +116,8 @@ public class SettingsStore {
       setNullable(ps, 6, override.claimOrder(), Types.VARCHAR);
       setNullable(ps, 7, override.maxPendingPerOwner(), Types.INTEGER);
       setNullable(ps, 8, override.maxRunningPerOwner(), Types.INTEGER);
-      ps.setObject(9, OffsetDateTime.ofInstant(clock.now(), ZoneOffset.UTC));
+      setNullable(ps, 9, override.maxAttempts(), Types.INTEGER);
+      ps.setObject(10, OffsetDateTime.ofInstant(clock.now(), ZoneOffset.UTC));
       ps.executeUpdate();
     } catch (SQLException e) {
       throw new IllegalStateException("could not store the settings of " + service, e);

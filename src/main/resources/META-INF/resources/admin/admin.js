@@ -19,6 +19,12 @@
     { name: 'job_timeout_seconds', label: 'Job timeout (seconds)', short: 'timeout', format: seconds },
     { name: 'max_retries', label: 'Recoveries of a vanished job', short: 'retries', format: String },
     {
+      name: 'max_attempts',
+      label: 'Attempts of a job that fails transiently (1: no retry)',
+      short: 'attempts',
+      format: String
+    },
+    {
       name: 'max_pending_per_owner',
       label: 'Pending jobs per owner (0: no limit)',
       short: 'pending per owner',

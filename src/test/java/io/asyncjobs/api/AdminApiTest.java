@@ -168,8 +168,8 @@ class AdminApiTest {
             "detail",
             equalTo(
                 "the body has an unknown field \"colour\"; the fields are claim_order,"
-                    + " job_timeout_seconds, max_concurrent, max_pending_per_owner, max_retries,"
-                    + " max_running_per_owner, retention_seconds"));
+                    + " job_timeout_seconds, max_attempts, max_concurrent, max_pending_per_owner,"
+                    + " max_retries, max_running_per_owner, retention_seconds"));
     as(ADMIN)
         .contentType(ContentType.JSON)
         .body("{\"max_concurrent\": \"many\"}")

@@ -310,7 +310,7 @@ class AdminCliTest {
   void shouldSetShowAndResetAServicesSettings() {
     Result set = run("settings", "noop", "--max-concurrent", "2", "--retention-seconds=120");
     assertThat(set.code()).isZero();
-    assertThat(set.out()).containsPattern("noop +120\\* +2\\* +3600 +3 +fifo +0 +0\n");
+    assertThat(set.out()).containsPattern("noop +120\\* +2\\* +3600 +3 +fifo +0 +0 +1\n");
     assertThat(settings.overrides("noop")).isEqualTo(new SettingsOverride(120L, 2, null, null));
 
     // A later change keeps the overrides it does not name.
@@ -323,10 +323,17 @@ class AdminCliTest {
     assertThat(all.findValuesAsText("service")).contains("noop", "zip").isSorted();
     assertThat(run("settings").out()).contains("* overridden at run time");
     assertThat(run("settings", "noop").out())
-        .containsPattern("noop +120\\* +2\\* +60\\* +3 +fifo +0 +0\n");
+        .containsPattern("noop +120\\* +2\\* +60\\* +3 +fifo +0 +0 +1\n");
     Result fair = run("settings", "noop", "--claim-order", "fair");
-    assertThat(fair.out()).containsPattern("noop +120\\* +2\\* +60\\* +3 +fair\\* +0 +0\n");
+    assertThat(fair.out()).containsPattern("noop +120\\* +2\\* +60\\* +3 +fair\\* +0 +0 +1\n");
     assertThat(settings.effective("noop").claimOrder().value()).isEqualTo("fair");
+    Result attempts = run("settings", "noop", "--max-attempts", "5");
+    assertThat(attempts.out())
+        .containsPattern("noop +120\\* +2\\* +60\\* +3 +fair\\* +0 +0 +5\\*\n");
+    assertThat(settings.effective("noop").maxAttempts()).isEqualTo(5);
+    Result noAttempts = run("settings", "noop", "--max-attempts", "0");
+    assertThat(noAttempts.code()).isEqualTo(AdminCli.USAGE);
+    assertThat(noAttempts.err()).contains("max_attempts must be between 1 (no retry) and 100");
     Result wrong = run("settings", "noop", "--claim-order", "lifo");
     assertThat(wrong.code()).isEqualTo(AdminCli.USAGE);
     assertThat(wrong.err()).contains("claim_order must be fifo or fair, was 'lifo'");
@@ -334,7 +341,7 @@ class AdminCliTest {
 
     Result reset = run("settings", "noop", "--reset");
     assertThat(reset.code()).isZero();
-    assertThat(reset.out()).containsPattern("noop +604800 +4 +3600 +3 +fifo +0 +0\n");
+    assertThat(reset.out()).containsPattern("noop +604800 +4 +3600 +3 +fifo +0 +0 +1\n");
     assertThat(settings.overrides("noop")).isEqualTo(SettingsOverride.NONE);
   }
 

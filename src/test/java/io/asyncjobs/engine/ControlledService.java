@@ -28,10 +28,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A job kind the tests steer: a job whose payload has {@code block: true} waits in {@code process}
  * until the test releases it; {@code fail} makes it throw; {@code fail_sqlstate} makes it throw an
  * SQL error with that state; {@code result} is returned as is, {@code result_with_nul} returns a
- * result PostgreSQL cannot store; {@code guarded_effect} checks, through {@link #whileHeld}, that
- * the job still runs under one of the epochs it is given, after waiting at its first try until the
- * test lets it go on ({@link #guardReached}, {@link #letGuardGoOn}). It records the order jobs
- * started in, the most that ran at once, interrupts and cleanups.
+ * result PostgreSQL cannot store; {@code fail_io_attempts: N} fails its first N attempts with an
+ * I/O error (transient), {@code fail_missing} with a missing file (not transient); {@code
+ * guarded_effect} checks, through {@link #whileHeld}, that the job still runs under one of the
+ * epochs it is given, after waiting at its first try until the test lets it go on ({@link
+ * #guardReached}, {@link #letGuardGoOn}). It records the order jobs started in, the most that ran
+ * at once, interrupts and cleanups.
  */
 @Singleton // no client proxy: the tests read its fields directly
 public class ControlledService extends JobService {
@@ -94,6 +96,12 @@ public class ControlledService extends JobService {
       }
       if (Boolean.TRUE.equals(job.payload.get("block")) && !releaseAll) {
         awaitGate(job);
+      }
+      if (job.payload.get("fail_io_attempts") instanceof Number n && job.attempt < n.intValue()) {
+        throw new java.io.IOException("connection reset at attempt " + (job.attempt + 1));
+      }
+      if (job.payload.get("fail_missing") instanceof String file) {
+        throw new java.nio.file.NoSuchFileException(file);
       }
       if (job.payload.get("fail") instanceof String message) {
         throw new IllegalStateException(message);

@@ -125,6 +125,29 @@ public class WakeUpTest {
     assertThat(awaitFinalStatus(enqueued.get())).isEqualTo(JobStatus.DONE);
   }
 
+  @Test
+  void shouldTryATransientFailureAgainAtItsTimeWithoutATick() throws Exception {
+    db.clearJobs();
+    service.reset();
+    settings.update(
+        "controlled", new SettingsOverride(null, null, null, null, null, null, null, 2));
+    service.runOnce(); // reads the settings; nothing is pending yet
+    try {
+      UUID uid = queue.enqueue("controlled", Map.of("fail_io_attempts", 1), null, null, null);
+      // The wake-up that writes the failed attempt must not write it as a plain failure (it
+      // used to go with the claim's statement), and must arm the timer for the retry: there is
+      // no tick to release it.
+      assertThat(awaitFinalStatus(uid)).isEqualTo(JobStatus.DONE);
+      assertThat(queue.getJob(uid).orElseThrow().attempt).isEqualTo(1);
+      assertThat(service.startOrder).containsExactly(uid, uid);
+    } finally {
+      db.update("DELETE FROM service_settings");
+      service.reset();
+      service.runOnce();
+      service.reset();
+    }
+  }
+
   private long expired() {
     return ((Number)
             db.query(
@@ -148,8 +171,16 @@ public class WakeUpTest {
     @Override
     public Map<String, String> getConfigOverrides() {
       // Small batches and a long budget: what ends a sweep early is a claim, not its budget.
+      // The controlled kind retries after 200 to 400 ms, so a retry lands within the wait below.
       return Map.of(
-          "jobs.wake-ups", "true", "jobs.sweep-batch-size", "100", "jobs.sweep-budget", "10s");
+          "jobs.wake-ups",
+          "true",
+          "jobs.sweep-batch-size",
+          "100",
+          "jobs.sweep-budget",
+          "10s",
+          "jobs.services.controlled.retry-backoff",
+          "400ms");
     }
   }
 }

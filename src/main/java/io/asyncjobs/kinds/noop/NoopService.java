@@ -2,6 +2,7 @@ package io.asyncjobs.kinds.noop;
 
 import io.asyncjobs.api.PayloadCheck;
 import io.asyncjobs.engine.JobService;
+import io.asyncjobs.engine.TransientFailure;
 import io.asyncjobs.files.Artifacts;
 import io.asyncjobs.files.FileScope;
 import io.asyncjobs.queue.DatabaseErrors;
@@ -26,12 +27,14 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A diagnostic kind that does no real work: it returns at once, after {@code sleep_ms}, or fails
- * when the payload sets {@code fail}; {@code progress_steps} spreads the sleep over that many
- * progress reports; {@code artifact_bytes} leaves a file of that size to download; with {@code
- * record: true} it records each execution in {@code noop_executions} (start, end, replica, and
- * whether its effect landed), so tests can see a job's work take effect twice or two executions
- * overlap. Benchmarks drive the engine with it and operators can smoke-test a deployment (enqueue,
- * progress, download) with it. Off unless {@code jobs.services.noop.enabled=true}.
+ * when the payload sets {@code fail}; its first {@code fail_attempts} attempts fail transiently (a
+ * {@link TransientFailure}, tried again under {@code max-attempts}); {@code progress_steps} spreads
+ * the sleep over that many progress reports; {@code artifact_bytes} leaves a file of that size to
+ * download; with {@code record: true} it records each execution in {@code noop_executions} (start,
+ * end, replica, and whether its effect landed), so tests can see a job's work take effect twice or
+ * two executions overlap. Benchmarks drive the engine with it and operators can smoke-test a
+ * deployment (enqueue, progress, download) with it. Off unless {@code
+ * jobs.services.noop.enabled=true}.
  */
 @ApplicationScoped
 public class NoopService extends JobService implements PayloadCheck {
@@ -53,7 +56,17 @@ public class NoopService extends JobService implements PayloadCheck {
 
   /** The payload keys this kind understands; any other is refused at enqueue. */
   static final Set<String> KEYS =
-      Set.of("sleep_ms", "fail", "record", "progress_steps", "artifact_bytes", "name");
+      Set.of(
+          "sleep_ms",
+          "fail",
+          "fail_attempts",
+          "record",
+          "progress_steps",
+          "artifact_bytes",
+          "name");
+
+  /** Most attempts a payload may ask to fail transiently. */
+  public static final int MAX_FAIL_ATTEMPTS = 100;
 
   /** This kind's name. */
   public static final String KIND = "noop";
@@ -115,6 +128,11 @@ public class NoopService extends JobService implements PayloadCheck {
       }
     } else if (sleepMs > 0) {
       Thread.sleep(sleepMs);
+    }
+    long failAttempts = whole(job.payload, "fail_attempts", MAX_FAIL_ATTEMPTS);
+    if (job.attempt < failAttempts) {
+      throw new TransientFailure(
+          "attempt " + (job.attempt + 1) + " failed transiently because the payload asked to");
     }
     Object fail = job.payload.get("fail");
     if (fail != null && !Boolean.FALSE.equals(fail)) {
@@ -240,6 +258,7 @@ public class NoopService extends JobService implements PayloadCheck {
     sleepMs(body);
     whole(body, "progress_steps", MAX_PROGRESS_STEPS);
     whole(body, "artifact_bytes", MAX_ARTIFACT_BYTES);
+    whole(body, "fail_attempts", MAX_FAIL_ATTEMPTS);
     Object fail = body.get("fail");
     if (fail != null && !(fail instanceof Boolean) && !(fail instanceof String)) {
       throw new IllegalArgumentException("fail must be true, false or a message");
