@@ -30,6 +30,7 @@ if [ "$namespace" != --tokens-only ]; then
       --from-literal=db-username=async_jobs \
       --from-literal=db-password="$(openssl rand -hex 24)" \
       --from-literal=signing-key="$(openssl rand -base64 32)" \
+      --from-literal=callbacks-key="$(openssl rand -base64 32)" \
       --from-file=jwt-public-key.pem="$dir/public.pem"
   fi
   echo "Secret async-jobs is in namespace $namespace."

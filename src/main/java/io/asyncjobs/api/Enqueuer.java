@@ -3,6 +3,7 @@ package io.asyncjobs.api;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.asyncjobs.auth.Caller;
+import io.asyncjobs.callbacks.CallbackUrls;
 import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.files.FileScope;
@@ -56,8 +57,10 @@ public class Enqueuer {
   private static final String PRIORITY = "priority";
   private static final String RUN_AFTER = "run_after";
   private static final String DELAY_SECONDS = "delay_seconds";
+  private static final String CALLBACK_URL = "callback_url";
   private static final Set<String> BATCH_ITEM_KEYS =
-      Set.of(BATCH_PAYLOAD, BATCH_IDEMPOTENCY_KEY, PRIORITY, RUN_AFTER, DELAY_SECONDS);
+      Set.of(
+          BATCH_PAYLOAD, BATCH_IDEMPOTENCY_KEY, PRIORITY, RUN_AFTER, DELAY_SECONDS, CALLBACK_URL);
 
   /** The furthest ahead a job may be delayed: a year. */
   static final long MAX_DELAY_SECONDS = 366L * 24 * 3600;
@@ -72,6 +75,7 @@ public class Enqueuer {
   @Inject HttpServerRequest request;
   @Inject JobsConfig config;
   @Inject io.asyncjobs.time.Clock clock;
+  @Inject CallbackUrls callbackUrls;
 
   /**
    * Checks a request body with the kind's {@link PayloadCheck} and enqueues what it accepted, for
@@ -97,7 +101,8 @@ public class Enqueuer {
         new JobQueue.Admission(
             priorityParameter(caller),
             caller.isAdmin(),
-            runAfter(oneParameter(RUN_AFTER), oneParameter(DELAY_SECONDS)));
+            runAfter(oneParameter(RUN_AFTER), oneParameter(DELAY_SECONDS)),
+            callbackUrl(oneParameter(CALLBACK_URL)));
     Owner owner = caller.owner();
     // Quarkus REST passes an empty header value as no value at all: the request itself tells a
     // key that was left out from one that was sent empty (or blank, which HTTP trims to empty).
@@ -249,7 +254,8 @@ public class Enqueuer {
         || !BATCH_ITEM_KEYS.containsAll(map.keySet())) {
       throw ProblemException.badRequest(
           "a job is {\"payload\": {...}, \"idempotency_key\": \"...\", \"priority\": N,"
-              + " \"run_after\": \"...\" or \"delay_seconds\": N}, all but the payload optional");
+              + " \"run_after\": \"...\" or \"delay_seconds\": N, \"callback_url\": \"...\"},"
+              + " all but the payload optional");
     }
     int priority = JobPriority.DEFAULT;
     Object sentPriority = map.get(PRIORITY);
@@ -292,7 +298,32 @@ public class Enqueuer {
     }
     Instant runAfter =
         runAfter((String) sentRunAfter, sentDelay == null ? null : String.valueOf(sentDelay));
-    return new JobQueue.BatchJob(job.payload(), job.preferredName(), key, priority, runAfter);
+    Object sentCallback = map.get(CALLBACK_URL);
+    if (sentCallback != null && !(sentCallback instanceof String)) {
+      throw ProblemException.badRequest("callback_url must be a URL, or left out");
+    }
+    return new JobQueue.BatchJob(
+        job.payload(),
+        job.preferredName(),
+        key,
+        priority,
+        runAfter,
+        callbackUrl((String) sentCallback));
+  }
+
+  /**
+   * A {@code callback_url} checked against the allowed hosts, or null when none was sent; a URL the
+   * service may not call is a 400 naming why.
+   */
+  private String callbackUrl(String sent) {
+    if (sent == null) {
+      return null;
+    }
+    try {
+      return callbackUrls.check(sent);
+    } catch (IllegalArgumentException e) {
+      throw ProblemException.badRequest(e.getMessage());
+    }
   }
 
   /** The one value of query parameter {@code name}, or null; two of them are a 400. */

@@ -67,7 +67,35 @@ public class KindOperationsFilter implements OASFilter {
                     .name(Enqueuer.IDEMPOTENCY_KEY)
                     .in(Parameter.In.HEADER)
                     .description("the same key from the same caller returns the first job")
-                    .schema(OASFactory.createSchema().addType(Schema.SchemaType.STRING)));
+                    .schema(OASFactory.createSchema().addType(Schema.SchemaType.STRING)))
+            .addParameter(
+                query(
+                    "priority",
+                    "claim priority, -10 to 10, higher first; callers without the admin role that"
+                        + " are not service principals may ask for at most jobs.user-max-priority"
+                        + " (0 by default)",
+                    Schema.SchemaType.INTEGER,
+                    5))
+            .addParameter(
+                query(
+                    "run_after",
+                    "the earliest start, RFC 3339 with an offset, at most a year ahead; not with"
+                        + " delay_seconds",
+                    Schema.SchemaType.STRING,
+                    "2026-12-24T18:00:00Z"))
+            .addParameter(
+                query(
+                    "delay_seconds",
+                    "the earliest start, seconds from now (0 to 31536000); not with run_after",
+                    Schema.SchemaType.INTEGER,
+                    600))
+            .addParameter(
+                query(
+                    "callback_url",
+                    "where the job's status view is POSTed, signed, once it is done or failed;"
+                        + " http or https to a host jobs.callbacks.allowed-hosts names",
+                    Schema.SchemaType.STRING,
+                    "http://builds.ci.svc.cluster.local/hooks/async-jobs"));
     doc.extraAnswers()
         .forEach(
             (code, description) ->
@@ -88,7 +116,9 @@ public class KindOperationsFilter implements OASFilter {
             doc.summary() + ", many at once",
             """
             Up to 1,000 jobs in one transaction: {"jobs": [{"payload": ..., "idempotency_key": \
-            ...}]}, each payload checked as on the single route, the key optional. A refused \
+            ..., "priority": N, "run_after": "..." or "delay_seconds": N, "callback_url": \
+            "..."}]}, each payload checked as on the single route, all but the payload \
+            optional, each field as the single route's query parameter of that name. A refused \
             payload makes the whole batch a 400 naming each refused job by its index; a key used \
             before for another request makes it a 422. Either way nothing is enqueued.""",
             "two jobs",
@@ -96,7 +126,15 @@ public class KindOperationsFilter implements OASFilter {
                 "jobs",
                 List.of(
                     Map.of("payload", payload, "idempotency_key", "job-1"),
-                    Map.of("payload", payload))));
+                    Map.of(
+                        "payload",
+                        payload,
+                        "priority",
+                        -2,
+                        "delay_seconds",
+                        600,
+                        "callback_url",
+                        "http://builds.ci.svc.cluster.local/hooks/async-jobs"))));
     operation
         .getResponses()
         .addAPIResponse(
@@ -106,6 +144,17 @@ public class KindOperationsFilter implements OASFilter {
                     "All enqueued: one result per job, in the order sent; replayed is true for a"
                         + " job its idempotency_key had enqueued before"));
     return operation;
+  }
+
+  /** An optional query parameter of the single enqueue, with an example. */
+  private static Parameter query(
+      String name, String description, Schema.SchemaType type, Object example) {
+    return OASFactory.createParameter()
+        .name(name)
+        .in(Parameter.In.QUERY)
+        .description(description)
+        .example(example)
+        .schema(OASFactory.createSchema().addType(type));
   }
 
   /** An enqueue route with the answers every kind shares and one example request. */

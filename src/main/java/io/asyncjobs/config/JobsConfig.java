@@ -116,6 +116,54 @@ public interface JobsConfig {
   @Valid
   Auth auth();
 
+  /** Completion callbacks: the POST a job's owner receives when it ends. */
+  @Valid
+  Callbacks callbacks();
+
+  /** Where completion callbacks may go, how they are signed, and how long they are tried. */
+  interface Callbacks {
+
+    /**
+     * The HMAC-SHA256 key callbacks are signed with, base64 (at least 32 bytes once decoded; env
+     * {@code JOBS_CALLBACKS_KEY}). Receivers check the signature with it, so every replica needs
+     * the same one. Without it, an enqueue that asks for a callback is refused.
+     */
+    Optional<String> key();
+
+    /**
+     * Hosts a {@code callback_url} may name: exact names or IP literals, or {@code *.suffix} for
+     * any name under a suffix. The default allows in-cluster services only.
+     */
+    @WithDefault("*.svc,*.svc.cluster.local")
+    java.util.List<String> allowedHosts();
+
+    /** How long after a job ends its callback is still tried. */
+    @WithDefault("1h")
+    @DurationMin(seconds = 1)
+    Duration giveUpAfter();
+
+    /** The wait after a first failed delivery, doubled for each later one. */
+    @WithDefault("1s")
+    @DurationMin(millis = 1)
+    Duration backoff();
+
+    /** The longest wait between deliveries. */
+    @WithDefault("5m")
+    @DurationMin(millis = 1)
+    Duration backoffMax();
+
+    /** How long one delivery may take, connecting included, before it counts as failed. */
+    @WithDefault("10s")
+    @DurationMin(millis = 1)
+    Duration timeout();
+
+    /** Deliveries one shard's owner has under way at once. */
+    @WithDefault("16")
+    @Min(1)
+    @Max(256)
+    int maxInFlight();
+  }
+
   /** The HTTP API's limits and links. */
   interface Api {
 

@@ -116,11 +116,6 @@ public record ServiceSettings(
    * @param random a number in [0, 1)
    */
   public Duration retryDelay(int failedAttempts, double random) {
-    long base = Math.max(1, retryBackoff.toMillis());
-    long max = Math.max(base, retryBackoffMax.toMillis());
-    int doublings = Math.min(Math.max(0, failedAttempts - 1), 40);
-    long full = base > (max >> doublings) ? max : Math.min(max, base << doublings);
-    long half = full / 2;
-    return Duration.ofMillis(half + (long) ((full - half) * random));
+    return io.asyncjobs.time.Backoff.delay(retryBackoff, retryBackoffMax, failedAttempts, random);
   }
 }

@@ -18,6 +18,7 @@ import java.time.Duration;
  * @param wakeUps whether a finished task wakes its service at once
  * @param claimAheadMax the most jobs claimed ahead of the free threads
  * @param metrics where claims, outcomes and runs are reported
+ * @param deliveries what sends the callbacks of ended jobs
  */
 record EngineContext(
     JobStore store,
@@ -28,4 +29,30 @@ record EngineContext(
     Duration cleanupRetryDelay,
     boolean wakeUps,
     int claimAheadMax,
-    EngineMetrics metrics) {}
+    EngineMetrics metrics,
+    Deliveries deliveries) {
+
+  /** A context without callbacks. */
+  EngineContext(
+      JobStore store,
+      SettingsStore settings,
+      Clock clock,
+      int sweepBatchSize,
+      Duration sweepBudget,
+      Duration cleanupRetryDelay,
+      boolean wakeUps,
+      int claimAheadMax,
+      EngineMetrics metrics) {
+    this(
+        store,
+        settings,
+        clock,
+        sweepBatchSize,
+        sweepBudget,
+        cleanupRetryDelay,
+        wakeUps,
+        claimAheadMax,
+        metrics,
+        Deliveries.NONE);
+  }
+}

@@ -93,7 +93,8 @@ public class ServiceManager {
       SettingsStore settings,
       Clock clock,
       HandOff handOff,
-      Instance<EngineMetrics> metrics) {
+      Instance<EngineMetrics> metrics,
+      Instance<Deliveries> deliveries) {
     this.config = config;
     this.locks = locks;
     this.members = members;
@@ -110,7 +111,8 @@ public class ServiceManager {
             config.cleanupRetryDelay(),
             config.wakeUps(),
             config.claimAheadMax(),
-            metrics.isResolvable() ? metrics.get() : EngineMetrics.NONE);
+            metrics.isResolvable() ? metrics.get() : EngineMetrics.NONE,
+            deliveries.isResolvable() ? deliveries.get() : Deliveries.NONE);
   }
 
   void onStart(@Observes StartupEvent event, @Any Instance<BaseService> beans) {

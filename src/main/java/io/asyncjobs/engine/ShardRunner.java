@@ -203,6 +203,7 @@ final class ShardRunner {
         if (sweeps) {
           sweep(now, tally);
         }
+        deliverCallbacks(epoch, now);
       }
       TickResult result = tally.result();
       logIfNotEmpty(result);
@@ -767,6 +768,15 @@ final class ShardRunner {
         },
         delayMillis,
         TimeUnit.MILLISECONDS);
+  }
+
+  /** Starts the callbacks due in this shard; a failure leaves them to the next tick. */
+  private void deliverCallbacks(long epoch, Instant now) {
+    try {
+      context.deliveries().deliverDue(kind, shard, epoch, now);
+    } catch (RuntimeException e) {
+      LOG.debugf("%s: starting callbacks failed, the next tick does: %s", label(), e.getMessage());
+    }
   }
 
   private void refill(ServiceSettings settings, long epoch, Instant now, Tally tally) {

@@ -52,6 +52,12 @@ public record JobView(
             description =
                 "The earliest start asked for at enqueue (run_after or delay_seconds), or null")
         Instant runAfter,
+    @Schema(
+            description = "Where the status view is POSTed once the job ends, or null",
+            example = "http://builds.ci.svc.cluster.local/hooks/async-jobs")
+        String callbackUrl,
+    @Schema(description = "How the callback's delivery went; null without a callback")
+        Callback callback,
     Instant createdAt,
     Instant startedAt,
     Instant completedAt,
@@ -79,6 +85,59 @@ public record JobView(
   public record Progress(Double fraction, Long items, Instant updatedAt) {}
 
   /**
+   * The delivery of a job's callback.
+   *
+   * @param state {@code waiting} (the job has not ended), {@code due} (a delivery is under way or
+   *     scheduled), {@code delivered} or {@code gave_up}
+   * @param attempts deliveries tried so far
+   * @param lastStatus the HTTP status of the last answer, or null (none, or no answer)
+   * @param lastError why the last delivery failed, or null
+   * @param lastAttemptAt when the last delivery was tried
+   * @param nextAttemptAt when the next is due, while one is
+   * @param deliveredAt when a receiver answered 2xx
+   * @param gaveUpAt when the service stopped trying (jobs.callbacks.give-up-after)
+   */
+  @Schema(name = "Callback", description = "How a job's completion callback was delivered")
+  public record Callback(
+      @Schema(enumeration = {"waiting", "due", "delivered", "gave_up"}) String state,
+      @Schema(example = "3") int attempts,
+      @Schema(example = "200") Integer lastStatus,
+      @Schema(example = "HTTP 503") String lastError,
+      Instant lastAttemptAt,
+      Instant nextAttemptAt,
+      Instant deliveredAt,
+      Instant gaveUpAt) {
+
+    static Callback of(Job job) {
+      if (job.callbackUrl == null) {
+        return null;
+      }
+      Map<String, Object> c = job.callback == null ? Map.of() : job.callback;
+      Instant delivered = Attempt.instant(c.get("delivered_at"));
+      Instant gaveUp = Attempt.instant(c.get("gave_up_at"));
+      String state;
+      if (delivered != null) {
+        state = "delivered";
+      } else if (gaveUp != null) {
+        state = "gave_up";
+      } else if (job.callbackDue != null) {
+        state = "due";
+      } else {
+        state = "waiting";
+      }
+      return new Callback(
+          state,
+          c.get("attempts") instanceof Number n ? n.intValue() : 0,
+          c.get("last_status") instanceof Number n ? n.intValue() : null,
+          c.get("last_error") instanceof String e ? e : null,
+          Attempt.instant(c.get("last_attempt_at")),
+          job.callbackDue,
+          delivered,
+          gaveUp);
+    }
+  }
+
+  /**
    * One failed attempt of a job.
    *
    * @param attempt its number, from 1
@@ -104,7 +163,7 @@ public record JobView(
           instant(stored.get("retry_at")));
     }
 
-    private static Instant instant(Object value) {
+    static Instant instant(Object value) {
       if (!(value instanceof String text)) {
         return null;
       }
@@ -159,6 +218,8 @@ public record JobView(
             : null,
         job.priority,
         job.runAfter,
+        job.callbackUrl,
+        Callback.of(job),
         job.createdAt,
         job.startedAt,
         job.completedAt,

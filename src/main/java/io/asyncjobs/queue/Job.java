@@ -137,6 +137,22 @@ public class Job extends PanacheEntityBase {
   @Column(name = "attempts", insertable = false, updatable = false)
   public List<Map<String, Object>> attempts;
 
+  /** Where the status view is POSTed once the job ends, or null. */
+  @Column(name = "callback_url", updatable = false)
+  public String callbackUrl;
+
+  /**
+   * The callback's delivery so far: {@code attempts}, {@code last_status}, {@code last_error},
+   * {@code last_attempt_at}, {@code delivered_at}, {@code gave_up_at}; null before the job ends.
+   */
+  @JdbcTypeCode(SqlTypes.JSON)
+  @Column(name = "callback", insertable = false, updatable = false)
+  public Map<String, Object> callback;
+
+  /** When the callback is next to be delivered, or null. */
+  @Column(name = "callback_due", insertable = false, updatable = false)
+  public Instant callbackDue;
+
   /** The owner, or null for a job enqueued without one. */
   public Owner owner() {
     return ownerKind == null || ownerId == null ? null : new Owner(ownerKind, ownerId);

@@ -114,10 +114,10 @@ public class JobQueue {
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at, shard, priority, run_after,"
-          + "                   delayed_until)"
+          + "                   delayed_until, callback_url)"
           + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + ", ?, ?, ?, ?)"
+          + ", ?, ?, ?, ?, ?)"
           + " RETURNING kind, shard, priority)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
 
@@ -130,10 +130,10 @@ public class JobQueue {
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at, shard, idempotency_key,"
-          + "                   priority, run_after, delayed_until)"
+          + "                   priority, run_after, delayed_until, callback_url)"
           + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + ", ?, ?, ?, ?, ?)"
+          + ", ?, ?, ?, ?, ?, ?)"
           + " ON CONFLICT (owner_kind, owner_id, idempotency_key)"
           + "   WHERE idempotency_key IS NOT NULL DO NOTHING"
           + " RETURNING uid, kind, shard, priority)"
@@ -158,14 +158,15 @@ public class JobQueue {
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at, shard, priority, run_after,"
-          + "                   delayed_until)"
+          + "                   delayed_until, callback_url)"
           + " SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + "      , n.shard, n.priority, n.run_after, n.delayed_until"
+          + "      , n.shard, n.priority, n.run_after, n.delayed_until, n.callback_url"
           + "   FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[],"
-          + "               ?::timestamptz[], ?::timestamptz[])"
+          + "               ?::timestamptz[], ?::timestamptz[], ?::text[])"
           + "        WITH ORDINALITY"
-          + "        AS n(uid, payload, preferred_name, shard, priority, run_after, delayed_until, ord)"
+          + "        AS n(uid, payload, preferred_name, shard, priority, run_after, delayed_until,"
+          + "             callback_url, ord)"
           + "  ORDER BY n.ord"
           + " RETURNING kind, shard, priority)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
@@ -181,15 +182,15 @@ public class JobQueue {
       WITH inserted AS (
         INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,
                           created_at, updated_at, expires_at, idempotency_key, shard, priority,
-                          run_after, delayed_until)
+                          run_after, delayed_until, callback_url)
         SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?,\s"""
           + SettingsStore.EFFECTIVE_RETENTION_END
           + """
-      , n.idempotency_key, n.shard, n.priority, n.run_after, n.delayed_until
+      , n.idempotency_key, n.shard, n.priority, n.run_after, n.delayed_until, n.callback_url
           FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::smallint[],
-                      ?::timestamptz[], ?::timestamptz[])
+                      ?::timestamptz[], ?::timestamptz[], ?::text[])
                WITH ORDINALITY AS n(uid, payload, preferred_name, idempotency_key, shard, priority,
-                                    run_after, delayed_until, ord)
+                                    run_after, delayed_until, callback_url, ord)
          ORDER BY n.ord
         ON CONFLICT (owner_kind, owner_id, idempotency_key)
            WHERE idempotency_key IS NOT NULL DO NOTHING
@@ -377,7 +378,7 @@ public class JobQueue {
    * @param runAfter the earliest start, or null for as soon as possible: until then the job is
    *     pending but not due, and no claim takes it
    */
-  public record Admission(int priority, boolean quotaExempt, Instant runAfter) {
+  public record Admission(int priority, boolean quotaExempt, Instant runAfter, String callbackUrl) {
 
     /** The default priority, under the quota, due at once. */
     public static final Admission DEFAULT = new Admission(JobPriority.DEFAULT, false, null);
@@ -385,6 +386,11 @@ public class JobQueue {
     /** Due at once. */
     public Admission(int priority, boolean quotaExempt) {
       this(priority, quotaExempt, null);
+    }
+
+    /** Without a callback. */
+    public Admission(int priority, boolean quotaExempt, Instant runAfter) {
+      this(priority, quotaExempt, runAfter, null);
     }
   }
 
@@ -419,6 +425,7 @@ public class JobQueue {
                       bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
                   ps.setInt(13, priority);
                   bindRunAfter(ps, 14, admission.runAfter());
+                  ps.setString(16, admission.callbackUrl());
                   ps.execute();
                   return key;
                 }
@@ -641,6 +648,7 @@ public class JobQueue {
                   ps.setString(13, idempotencyKey);
                   ps.setInt(14, admission.priority());
                   bindRunAfter(ps, 15, admission.runAfter());
+                  ps.setString(17, admission.callbackUrl());
                   try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
                       return Optional.of(new Enqueued(uid, true));
@@ -792,7 +800,17 @@ public class JobQueue {
       priorities[i] = (short) JobPriority.check(job.priority());
       runAfter[i] = job.runAfter();
     }
-    insertMany(kind, uids, payloads, names, priorities, runAfter, ownerKind, ownerId, quotaExempt);
+    insertMany(
+        kind,
+        uids,
+        payloads,
+        names,
+        priorities,
+        runAfter,
+        new String[n],
+        ownerKind,
+        ownerId,
+        quotaExempt);
     return List.of(uids);
   }
 
@@ -804,6 +822,7 @@ public class JobQueue {
       String[] names,
       Short[] priorities,
       Instant[] runAfter,
+      String[] callbackUrls,
       String ownerKind,
       String ownerId,
       boolean quotaExempt) {
@@ -822,6 +841,7 @@ public class JobQueue {
               ps.setArray(13, c.createArrayOf("smallint", priorities));
               ps.setArray(14, c.createArrayOf("timestamptz", times[0]));
               ps.setArray(15, c.createArrayOf("timestamptz", times[1]));
+              ps.setArray(16, c.createArrayOf("text", callbackUrls));
               ps.execute();
               return uids.length;
             }
@@ -877,11 +897,22 @@ public class JobQueue {
       String preferredName,
       String idempotencyKey,
       int priority,
-      Instant runAfter) {
+      Instant runAfter,
+      String callbackUrl) {
 
     /** A job of the default priority, due at once. */
     public BatchJob(Map<String, Object> payload, String preferredName, String idempotencyKey) {
       this(payload, preferredName, idempotencyKey, JobPriority.DEFAULT, null);
+    }
+
+    /** A job without a callback. */
+    public BatchJob(
+        Map<String, Object> payload,
+        String preferredName,
+        String idempotencyKey,
+        int priority,
+        Instant runAfter) {
+      this(payload, preferredName, idempotencyKey, priority, runAfter, null);
     }
   }
 
@@ -957,12 +988,14 @@ public class JobQueue {
     String[] keys = new String[n];
     Short[] priorities = new Short[n];
     Instant[] runAfter = new Instant[n];
+    String[] callbackUrls = new String[n];
     Set<String> seen = new HashSet<>();
     for (int i = 0; i < n; i++) {
       BatchJob job = jobs.get(i);
       requireJob(job.payload(), job.preferredName());
       priorities[i] = (short) JobPriority.check(job.priority());
       runAfter[i] = job.runAfter();
+      callbackUrls[i] = job.callbackUrl();
       String key = job.idempotencyKey();
       if (key != null) {
         if (ownerKind == null) {
@@ -983,7 +1016,16 @@ public class JobQueue {
     if (seen.isEmpty()) {
       // No job carries a key, so none can be a replay: every job is new, in one statement.
       insertMany(
-          kind, uids, payloads, names, priorities, runAfter, ownerKind, ownerId, quotaExempt);
+          kind,
+          uids,
+          payloads,
+          names,
+          priorities,
+          runAfter,
+          callbackUrls,
+          ownerKind,
+          ownerId,
+          quotaExempt);
       return Arrays.stream(uids)
           .map(uid -> new BatchOutcome(uid, true, JobStatus.PENDING))
           .toList();
@@ -999,6 +1041,7 @@ public class JobQueue {
               keys,
               priorities,
               runAfter,
+              callbackUrls,
               ownerKind,
               ownerId,
               quotaExempt);
@@ -1026,6 +1069,7 @@ public class JobQueue {
       String[] keys,
       Short[] priorities,
       Instant[] runAfter,
+      String[] callbackUrls,
       String ownerKind,
       String ownerId,
       boolean quotaExempt) {
@@ -1046,6 +1090,7 @@ public class JobQueue {
           ps.setArray(14, c.createArrayOf("smallint", priorities));
           ps.setArray(15, c.createArrayOf("timestamptz", times[0]));
           ps.setArray(16, c.createArrayOf("timestamptz", times[1]));
+          ps.setArray(17, c.createArrayOf("text", callbackUrls));
           try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
               inserted.add(rs.getObject(1, UUID.class));

@@ -1,0 +1,308 @@
+package io.asyncjobs.callbacks;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.agroal.api.AgroalDataSource;
+import io.asyncjobs.auth.DownloadLinks;
+import io.asyncjobs.config.JobsConfig;
+import io.asyncjobs.engine.Deliveries;
+import io.asyncjobs.operations.JobView;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobRows;
+import io.asyncjobs.queue.JsonCodec;
+import io.asyncjobs.time.Backoff;
+import io.asyncjobs.time.Clock;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Instance;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
+
+/**
+ * Sends completion callbacks: when a job with a {@code callback_url} ends, its row becomes due (a
+ * trigger in V20 does it on every path that ends a job), and the owner of the job's shard POSTs the
+ * job's status view there, signed ({@link CallbackSignature}). A 2xx answer ends it; anything else
+ * is tried again with a doubling backoff and jitter until {@code jobs.callbacks.give-up-after} has
+ * passed since the job ended. Each delivery first pushes the row's due time past its own timeout
+ * (its lease), so a delivery cut off by a crash or a handover is sent again by the next owner: at
+ * least once, never lost. Redirects are not followed, so a receiver cannot send the service to a
+ * host the allow list does not name.
+ */
+@Startup
+@ApplicationScoped
+public class CallbackDelivery implements Deliveries {
+
+  private static final Logger LOG = Logger.getLogger(CallbackDelivery.class);
+  private static final int MIN_KEY_BYTES = 32;
+  private static final int MAX_ERROR_CHARS = 300;
+
+  /**
+   * JobCallbackTake: the shard's due callbacks, the longest due first, under the fence; each gets
+   * its lease as the new due time, so that no other delivery takes it meanwhile.
+   */
+  public static final String JOB_CALLBACK_TAKE =
+      "WITH fence AS (SELECT epoch FROM job_owner_epochs WHERE epoch = ? FOR SHARE)"
+          + " UPDATE jobs SET callback_due = ? WHERE uid IN (SELECT uid FROM jobs"
+          + "   WHERE kind = ? AND shard = ? AND callback_due IS NOT NULL AND callback_due <= ?"
+          + "   AND EXISTS (SELECT 1 FROM fence)"
+          + "   ORDER BY callback_due LIMIT ? FOR UPDATE SKIP LOCKED)"
+          + " RETURNING "
+          + JobRows.COLUMNS.replace("payload::text", "NULL::text");
+
+  /**
+   * JobCallbackRecord: what became of one delivery, written only while the row still holds the
+   * lease that delivery set (a job retried and ended again meanwhile has a new callback).
+   */
+  static final String JOB_CALLBACK_RECORD =
+      "UPDATE jobs SET callback = ?::jsonb, callback_due = ? WHERE uid = ? AND callback_due = ?";
+
+  private final AgroalDataSource dataSource;
+  private final JobsConfig.Callbacks config;
+  private final Clock clock;
+  private final DownloadLinks links;
+  private final ObjectMapper json;
+  private final CallbackSignature signature;
+  private final MeterRegistry registry;
+  private final ExecutorService executor =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "jobs-callbacks");
+            t.setDaemon(true);
+            return t;
+          });
+  private final HttpClient http;
+
+  /** Deliveries under way, by job. */
+  private final Map<UUID, CompletableFuture<Void>> inFlight = new ConcurrentHashMap<>();
+
+  CallbackDelivery(
+      AgroalDataSource dataSource,
+      JobsConfig config,
+      Clock clock,
+      DownloadLinks links,
+      ObjectMapper json,
+      Instance<MeterRegistry> registry) {
+    this.dataSource = dataSource;
+    this.config = config.callbacks();
+    this.clock = clock;
+    this.links = links;
+    this.json = json;
+    this.registry = registry.isResolvable() ? registry.get() : null;
+    this.signature =
+        this.config.key().map(CallbackDelivery::decodeKey).map(CallbackSignature::new).orElse(null);
+    this.http =
+        HttpClient.newBuilder()
+            .followRedirects(HttpClient.Redirect.NEVER)
+            .connectTimeout(this.config.timeout())
+            .executor(executor)
+            .build();
+  }
+
+  private static byte[] decodeKey(String text) {
+    byte[] bytes;
+    try {
+      bytes = Base64.getDecoder().decode(text.trim());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException("jobs.callbacks.key must be base64", e);
+    }
+    if (bytes.length < MIN_KEY_BYTES) {
+      throw new IllegalStateException(
+          "jobs.callbacks.key must decode to at least " + MIN_KEY_BYTES + " bytes");
+    }
+    return bytes;
+  }
+
+  @PreDestroy
+  void stop() {
+    executor.shutdownNow();
+  }
+
+  @Override
+  public void deliverDue(String kind, String shard, long epoch, Instant now) {
+    if (signature == null) {
+      return; // no key: no job was let in with a callback
+    }
+    inFlight.values().removeIf(CompletableFuture::isDone);
+    int room = config.maxInFlight() - inFlight.size();
+    if (room <= 0) {
+      return;
+    }
+    Instant lease = now.plus(config.timeout().multipliedBy(2)).truncatedTo(ChronoUnit.MILLIS);
+    for (Job job : take(kind, shard, epoch, now, lease, room)) {
+      inFlight.put(
+          job.uid,
+          CompletableFuture.runAsync(() -> deliver(job, lease), executor)
+              .exceptionally(
+                  e -> {
+                    LOG.warnf(e, "callback of job %s: delivery failed unexpectedly", job.uid);
+                    return null;
+                  }));
+    }
+  }
+
+  /** Waits until every delivery under way has been recorded; for tests. */
+  public boolean awaitIdle(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (CompletableFuture<Void> f : new ArrayList<>(inFlight.values())) {
+      try {
+        f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (java.util.concurrent.ExecutionException e) {
+        // recorded by exceptionally
+      } catch (java.util.concurrent.TimeoutException e) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private List<Job> take(
+      String kind, String shard, long epoch, Instant now, Instant lease, int limit) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_CALLBACK_TAKE)) {
+      ps.setLong(1, epoch);
+      ps.setObject(2, JobRows.timestamp(lease));
+      ps.setString(3, kind);
+      ps.setString(4, shard);
+      ps.setObject(5, JobRows.timestamp(now));
+      ps.setInt(6, limit);
+      List<Job> jobs = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          jobs.add(JobRows.read(rs, 0));
+        }
+      }
+      return jobs;
+    } catch (SQLException e) {
+      throw new IllegalStateException("JobCallbackTake failed for kind " + kind, e);
+    }
+  }
+
+  /** Sends one callback and records what became of it. */
+  private void deliver(Job job, Instant lease) {
+    Map<String, Object> state =
+        job.callback == null ? new LinkedHashMap<>() : new LinkedHashMap<>(job.callback);
+    int attempt = (state.get("attempts") instanceof Number n ? n.intValue() : 0) + 1;
+    Integer status = null;
+    String error = null;
+    try {
+      byte[] body = json.writeValueAsBytes(JobView.of(job, links));
+      long t = clock.now().getEpochSecond();
+      HttpRequest request =
+          HttpRequest.newBuilder(URI.create(job.callbackUrl))
+              .timeout(config.timeout())
+              .header("Content-Type", "application/json")
+              .header("User-Agent", "async-jobs")
+              .header("X-Async-Jobs-Delivery", job.uid + "/" + attempt)
+              .header(CallbackSignature.HEADER, signature.sign(t, body))
+              .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+              .build();
+      HttpResponse<Void> response = http.send(request, HttpResponse.BodyHandlers.discarding());
+      status = response.statusCode();
+      if (status / 100 != 2) {
+        error = "HTTP " + status;
+      }
+    } catch (JsonProcessingException e) {
+      error = "the status view could not be written: " + e.getOriginalMessage();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return; // shutting down: the lease runs out and the next owner sends it again
+    } catch (Exception e) {
+      error = e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
+    }
+    record(job, lease, state, attempt, status, error);
+  }
+
+  private void record(
+      Job job,
+      Instant lease,
+      Map<String, Object> state,
+      int attempt,
+      Integer status,
+      String error) {
+    Instant now = clock.now();
+    state.put("attempts", attempt);
+    state.put("last_status", status);
+    state.put("last_error", error == null ? null : clip(error));
+    state.put("last_attempt_at", now.toString());
+    Instant next = null;
+    String outcome;
+    if (error == null) {
+      state.put("delivered_at", now.toString());
+      outcome = "delivered";
+    } else {
+      Instant ended = job.completedAt != null ? job.completedAt : job.updatedAt;
+      Instant candidate = now.plus(backoff(attempt));
+      if (ended == null || candidate.isAfter(ended.plus(config.giveUpAfter()))) {
+        state.put("gave_up_at", now.toString());
+        outcome = "gave-up";
+        LOG.warnf(
+            "callback of job %s to %s: gave up after %d deliveries (last: %s)",
+            job.uid, job.callbackUrl, attempt, error);
+      } else {
+        next = candidate;
+        outcome = "failed";
+        LOG.debugf("callback of job %s: delivery %d failed (%s)", job.uid, attempt, error);
+      }
+    }
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_CALLBACK_RECORD)) {
+      ps.setString(1, JsonCodec.encode(state));
+      ps.setObject(2, next == null ? null : JobRows.timestamp(next));
+      ps.setObject(3, job.uid);
+      ps.setObject(4, JobRows.timestamp(lease));
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      // The lease runs out and the callback is sent again: at least once.
+      LOG.warnf("callback of job %s: its outcome could not be recorded (%s)", job.uid, e);
+    }
+    count(job.kind, outcome);
+  }
+
+  /** The wait after the {@code attempt}-th failed delivery: doubled each time, jittered. */
+  private Duration backoff(int attempt) {
+    return Backoff.delay(
+        config.backoff(), config.backoffMax(), attempt, ThreadLocalRandom.current().nextDouble());
+  }
+
+  private void count(String kind, String outcome) {
+    if (registry == null) {
+      return;
+    }
+    Counter.builder("jobs.callbacks")
+        .description(
+            "Callback deliveries by outcome: delivered (2xx), failed (tried again later), gave-up")
+        .tag("kind", kind)
+        .tag("outcome", outcome)
+        .register(registry)
+        .increment();
+  }
+
+  private static String clip(String text) {
+    return text.length() <= MAX_ERROR_CHARS ? text : text.substring(0, MAX_ERROR_CHARS) + "...";
+  }
+}

@@ -1,0 +1,20 @@
+package io.asyncjobs.engine;
+
+import java.time.Instant;
+
+/**
+ * What the owner of a shard sends on behalf of its ended jobs: completion callbacks. Each tick of a
+ * runner that may claim asks for the deliveries due in its shard; they go out in the background so
+ * that the tick returns at once.
+ */
+public interface Deliveries {
+
+  /** Nothing to deliver: for a service built without callbacks. */
+  Deliveries NONE = (kind, shard, epoch, now) -> {};
+
+  /**
+   * Starts the deliveries due at {@code now} in the shard, under {@code epoch} (a superseded owner
+   * starts none).
+   */
+  void deliverDue(String kind, String shard, long epoch, Instant now);
+}
