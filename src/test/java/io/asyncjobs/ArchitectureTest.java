@@ -42,7 +42,8 @@ class ArchitectureTest {
           "io.asyncjobs.devdb..",
           "io.asyncjobs.problem..",
           "io.asyncjobs.storage..",
-          "io.asyncjobs.time.."
+          "io.asyncjobs.time..",
+          "io.asyncjobs.tracing.."
         });
   }
 

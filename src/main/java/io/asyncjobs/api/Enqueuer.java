@@ -16,6 +16,8 @@ import io.asyncjobs.queue.JobPriority;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.Owner;
 import io.asyncjobs.queue.QuotaExceededException;
+import io.asyncjobs.tracing.Traceparent;
+import io.asyncjobs.tracing.Tracing;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -72,6 +74,7 @@ public class Enqueuer {
   @Inject HttpServerRequest request;
   @Inject JobsConfig config;
   @Inject io.asyncjobs.time.Clock clock;
+  @Inject Tracing tracing;
 
   /**
    * Checks a request body with the kind's {@link PayloadCheck} and enqueues what it accepted, for
@@ -97,7 +100,8 @@ public class Enqueuer {
         new JobQueue.Admission(
             priorityParameter(caller),
             caller.isAdmin(),
-            runAfter(oneParameter(RUN_AFTER), oneParameter(DELAY_SECONDS)));
+            runAfter(oneParameter(RUN_AFTER), oneParameter(DELAY_SECONDS)),
+            traceparent());
     Owner owner = caller.owner();
     // Quarkus REST passes an empty header value as no value at all: the request itself tells a
     // key that was left out from one that was sent empty (or blank, which HTTP trims to empty).
@@ -175,12 +179,13 @@ public class Enqueuer {
               + "}]}");
     }
     FileScope scope = scopeOf(caller);
+    String traceparent = traceparent();
     List<JobQueue.BatchJob> jobs = new ArrayList<>(list.size());
     List<String> refused = new ArrayList<>();
     Map<String, Integer> keys = new HashMap<>();
     for (int i = 0; i < list.size(); i++) {
       try {
-        jobs.add(batchJob(caller, kind, scope, list.get(i), i, keys));
+        jobs.add(batchJob(caller, kind, scope, list.get(i), i, keys, traceparent));
       } catch (ProblemException e) {
         refused.add("jobs[" + i + "]: " + e.problem().detail());
       }
@@ -236,14 +241,18 @@ public class Enqueuer {
   public record BatchItemView(
       UUID uid, String kind, String status, String statusUrl, String eventsUrl, boolean replayed) {}
 
-  /** One job of a batch, checked; {@code keys} holds the keys seen so far and where. */
+  /**
+   * One job of a batch, checked; {@code keys} holds the keys seen so far and where, {@code
+   * traceparent} is the request's, which every job of the batch keeps.
+   */
   private JobQueue.BatchJob batchJob(
       Caller caller,
       PayloadCheck kind,
       FileScope scope,
       Object item,
       int index,
-      Map<String, Integer> keys) {
+      Map<String, Integer> keys,
+      String traceparent) {
     if (!(item instanceof Map<?, ?> map)
         || !(map.get(BATCH_PAYLOAD) instanceof Map<?, ?>)
         || !BATCH_ITEM_KEYS.containsAll(map.keySet())) {
@@ -292,7 +301,24 @@ public class Enqueuer {
     }
     Instant runAfter =
         runAfter((String) sentRunAfter, sentDelay == null ? null : String.valueOf(sentDelay));
-    return new JobQueue.BatchJob(job.payload(), job.preferredName(), key, priority, runAfter);
+    return new JobQueue.BatchJob(
+        job.payload(), job.preferredName(), key, priority, runAfter, traceparent);
+  }
+
+  /**
+   * The traceparent the jobs of this request keep, so that their processing joins its trace, or
+   * null. With tracing on it is the request's own server span (a child of the caller's traceparent,
+   * when one was sent); with tracing off, the caller's {@code traceparent} header as sent. A
+   * malformed header, or more than one, is ignored rather than refused, as the W3C Trace Context
+   * recommendation asks: the job then starts a trace of its own.
+   */
+  private String traceparent() {
+    String current = tracing.currentTraceparent();
+    if (current != null) {
+      return current;
+    }
+    List<String> sent = request.headers().getAll(Traceparent.HEADER);
+    return sent.size() == 1 ? Traceparent.wellFormed(sent.get(0)) : null;
   }
 
   /** The one value of query parameter {@code name}, or null; two of them are a 400. */

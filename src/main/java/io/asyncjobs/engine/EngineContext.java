@@ -18,6 +18,7 @@ import java.time.Duration;
  * @param wakeUps whether a finished task wakes its service at once
  * @param claimAheadMax the most jobs claimed ahead of the free threads
  * @param metrics where claims, outcomes and runs are reported
+ * @param traces the spans of the jobs processed ({@link JobTraces#OFF} when tracing is off)
  */
 record EngineContext(
     JobStore store,
@@ -28,4 +29,5 @@ record EngineContext(
     Duration cleanupRetryDelay,
     boolean wakeUps,
     int claimAheadMax,
-    EngineMetrics metrics) {}
+    EngineMetrics metrics,
+    JobTraces traces) {}

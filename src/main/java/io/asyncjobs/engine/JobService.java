@@ -5,6 +5,7 @@ import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobStore;
+import io.opentelemetry.context.Scope;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -383,10 +384,12 @@ public abstract class JobService extends BaseService {
     Map<String, Object> result = null;
     Throwable failure = null;
     CURRENT.set(task);
-    try {
+    JobTraces traces = requireContext().traces();
+    try (Scope traced = traces.enter(task.span)) {
       result = process(task.job);
     } catch (Throwable e) { // an Error (say a stack overflow) fails the job like an exception
       failure = e;
+      traces.threw(task.span, e);
     } finally {
       CURRENT.remove();
       long ran = task.ranNanos(System.nanoTime());

@@ -12,6 +12,7 @@ import io.asyncjobs.queue.JobStore;
 import io.asyncjobs.queue.JobsEnqueued;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.time.Clock;
+import io.asyncjobs.tracing.Tracing;
 import io.quarkus.arc.ClientProxy;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -93,7 +94,8 @@ public class ServiceManager {
       SettingsStore settings,
       Clock clock,
       HandOff handOff,
-      Instance<EngineMetrics> metrics) {
+      Instance<EngineMetrics> metrics,
+      Tracing tracing) {
     this.config = config;
     this.locks = locks;
     this.members = members;
@@ -110,7 +112,8 @@ public class ServiceManager {
             config.cleanupRetryDelay(),
             config.wakeUps(),
             config.claimAheadMax(),
-            metrics.isResolvable() ? metrics.get() : EngineMetrics.NONE);
+            metrics.isResolvable() ? metrics.get() : EngineMetrics.NONE,
+            tracing.enabled() ? new JobTraces(tracing.tracer()) : JobTraces.OFF);
   }
 
   void onStart(@Observes StartupEvent event, @Any Instance<BaseService> beans) {

@@ -114,10 +114,12 @@ public class JobQueue {
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at, shard, priority, run_after,"
-          + "                   delayed_until)"
+          + "                   delayed_until,"
+          + "                   traceparent)"
           + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + ", ?, ?, ?, ?)"
+          + ", ?, ?, ?, ?,"
+          + "  ?)"
           + " RETURNING kind, shard, priority)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
 
@@ -130,10 +132,12 @@ public class JobQueue {
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at, shard, idempotency_key,"
-          + "                   priority, run_after, delayed_until)"
+          + "                   priority, run_after, delayed_until,"
+          + "                   traceparent)"
           + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + ", ?, ?, ?, ?, ?)"
+          + ", ?, ?, ?, ?, ?,"
+          + "  ?)"
           + " ON CONFLICT (owner_kind, owner_id, idempotency_key)"
           + "   WHERE idempotency_key IS NOT NULL DO NOTHING"
           + " RETURNING uid, kind, shard, priority)"
@@ -158,14 +162,18 @@ public class JobQueue {
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at, shard, priority, run_after,"
-          + "                   delayed_until)"
+          + "                   delayed_until,"
+          + "                   traceparent)"
           + " SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
           + "      , n.shard, n.priority, n.run_after, n.delayed_until"
+          + "      , n.traceparent"
           + "   FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[],"
-          + "               ?::timestamptz[], ?::timestamptz[])"
+          + "               ?::timestamptz[], ?::timestamptz[],"
+          + "               ?::text[])"
           + "        WITH ORDINALITY"
-          + "        AS n(uid, payload, preferred_name, shard, priority, run_after, delayed_until, ord)"
+          + "        AS n(uid, payload, preferred_name, shard, priority, run_after, delayed_until,"
+          + "             traceparent, ord)"
           + "  ORDER BY n.ord"
           + " RETURNING kind, shard, priority)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
@@ -181,15 +189,19 @@ public class JobQueue {
       WITH inserted AS (
         INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,
                           created_at, updated_at, expires_at, idempotency_key, shard, priority,
-                          run_after, delayed_until)
+                          run_after, delayed_until,
+                          traceparent)
         SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?,\s"""
           + SettingsStore.EFFECTIVE_RETENTION_END
           + """
       , n.idempotency_key, n.shard, n.priority, n.run_after, n.delayed_until
+           , n.traceparent
           FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::smallint[],
-                      ?::timestamptz[], ?::timestamptz[])
+                      ?::timestamptz[], ?::timestamptz[],
+                      ?::text[])
                WITH ORDINALITY AS n(uid, payload, preferred_name, idempotency_key, shard, priority,
-                                    run_after, delayed_until, ord)
+                                    run_after, delayed_until,
+                                    traceparent, ord)
          ORDER BY n.ord
         ON CONFLICT (owner_kind, owner_id, idempotency_key)
            WHERE idempotency_key IS NOT NULL DO NOTHING
@@ -375,8 +387,10 @@ public class JobQueue {
    *     admin)
    * @param runAfter the earliest start, or null for as soon as possible: until then the job is
    *     pending but not due, and no claim takes it
+   * @param traceparent the enqueuing request's W3C traceparent, stored as given (the caller checked
+   *     it), or null
    */
-  public record Admission(int priority, boolean quotaExempt, Instant runAfter) {
+  public record Admission(int priority, boolean quotaExempt, Instant runAfter, String traceparent) {
 
     /** The default priority, under the quota, due at once. */
     public static final Admission DEFAULT = new Admission(JobPriority.DEFAULT, false, null);
@@ -384,6 +398,11 @@ public class JobQueue {
     /** Due at once. */
     public Admission(int priority, boolean quotaExempt) {
       this(priority, quotaExempt, null);
+    }
+
+    /** Without a trace. */
+    public Admission(int priority, boolean quotaExempt, Instant runAfter) {
+      this(priority, quotaExempt, runAfter, null);
     }
   }
 
@@ -418,6 +437,7 @@ public class JobQueue {
                       bindNewJob(ps, uid, kind, payload, ownerKind, ownerId, preferredName);
                   ps.setInt(13, priority);
                   bindRunAfter(ps, 14, admission.runAfter());
+                  ps.setString(16, admission.traceparent());
                   ps.execute();
                   return key;
                 }
@@ -640,6 +660,7 @@ public class JobQueue {
                   ps.setString(13, idempotencyKey);
                   ps.setInt(14, admission.priority());
                   bindRunAfter(ps, 15, admission.runAfter());
+                  ps.setString(17, admission.traceparent());
                   try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
                       return Optional.of(new Enqueued(uid, true));
@@ -791,7 +812,17 @@ public class JobQueue {
       priorities[i] = (short) JobPriority.check(job.priority());
       runAfter[i] = job.runAfter();
     }
-    insertMany(kind, uids, payloads, names, priorities, runAfter, ownerKind, ownerId, quotaExempt);
+    insertMany(
+        kind,
+        uids,
+        payloads,
+        names,
+        priorities,
+        runAfter,
+        new String[n],
+        ownerKind,
+        ownerId,
+        quotaExempt);
     return List.of(uids);
   }
 
@@ -803,6 +834,7 @@ public class JobQueue {
       String[] names,
       Short[] priorities,
       Instant[] runAfter,
+      String[] traceparents,
       String ownerKind,
       String ownerId,
       boolean quotaExempt) {
@@ -821,6 +853,7 @@ public class JobQueue {
               ps.setArray(13, c.createArrayOf("smallint", priorities));
               ps.setArray(14, c.createArrayOf("timestamptz", times[0]));
               ps.setArray(15, c.createArrayOf("timestamptz", times[1]));
+              ps.setArray(16, c.createArrayOf("text", traceparents));
               ps.execute();
               return uids.length;
             }
@@ -870,17 +903,20 @@ public class JobQueue {
    * @param preferredName file name for the artifact's download, or null
    * @param idempotencyKey 1 to 200 characters chosen by the caller, or null
    * @param priority {@value JobPriority#MIN} to {@value JobPriority#MAX}, higher first
+   * @param runAfter the earliest start, or null for as soon as possible
+   * @param traceparent the enqueuing request's W3C traceparent, or null
    */
   public record BatchJob(
       Map<String, Object> payload,
       String preferredName,
       String idempotencyKey,
       int priority,
-      Instant runAfter) {
+      Instant runAfter,
+      String traceparent) {
 
-    /** A job of the default priority, due at once. */
+    /** A job of the default priority, due at once, without a trace. */
     public BatchJob(Map<String, Object> payload, String preferredName, String idempotencyKey) {
-      this(payload, preferredName, idempotencyKey, JobPriority.DEFAULT, null);
+      this(payload, preferredName, idempotencyKey, JobPriority.DEFAULT, null, null);
     }
   }
 
@@ -956,12 +992,14 @@ public class JobQueue {
     String[] keys = new String[n];
     Short[] priorities = new Short[n];
     Instant[] runAfter = new Instant[n];
+    String[] traceparents = new String[n];
     Set<String> seen = new HashSet<>();
     for (int i = 0; i < n; i++) {
       BatchJob job = jobs.get(i);
       requireJob(job.payload(), job.preferredName());
       priorities[i] = (short) JobPriority.check(job.priority());
       runAfter[i] = job.runAfter();
+      traceparents[i] = job.traceparent();
       String key = job.idempotencyKey();
       if (key != null) {
         if (ownerKind == null) {
@@ -982,7 +1020,16 @@ public class JobQueue {
     if (seen.isEmpty()) {
       // No job carries a key, so none can be a replay: every job is new, in one statement.
       insertMany(
-          kind, uids, payloads, names, priorities, runAfter, ownerKind, ownerId, quotaExempt);
+          kind,
+          uids,
+          payloads,
+          names,
+          priorities,
+          runAfter,
+          traceparents,
+          ownerKind,
+          ownerId,
+          quotaExempt);
       return Arrays.stream(uids)
           .map(uid -> new BatchOutcome(uid, true, JobStatus.PENDING))
           .toList();
@@ -998,6 +1045,7 @@ public class JobQueue {
               keys,
               priorities,
               runAfter,
+              traceparents,
               ownerKind,
               ownerId,
               quotaExempt);
@@ -1025,6 +1073,7 @@ public class JobQueue {
       String[] keys,
       Short[] priorities,
       Instant[] runAfter,
+      String[] traceparents,
       String ownerKind,
       String ownerId,
       boolean quotaExempt) {
@@ -1045,6 +1094,7 @@ public class JobQueue {
           ps.setArray(14, c.createArrayOf("smallint", priorities));
           ps.setArray(15, c.createArrayOf("timestamptz", times[0]));
           ps.setArray(16, c.createArrayOf("timestamptz", times[1]));
+          ps.setArray(17, c.createArrayOf("text", traceparents));
           try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
               inserted.add(rs.getObject(1, UUID.class));

@@ -19,7 +19,8 @@ public final class JobRows {
           + " error, retry_count, created_at, started_at, completed_at, updated_at, duration_ms,"
           + " last_accessed_at, expires_at, bytes_in, bytes_out, item_count, epoch, progress,"
           + " progress_items, progress_at, cancel_requested, priority,"
-          + " run_after";
+          + " run_after,"
+          + " traceparent";
 
   /**
    * {@link #COLUMNS} without the payload, which a job's view never shows: {@link #read} leaves it
@@ -59,6 +60,7 @@ public final class JobRows {
     job.cancelRequested = rs.getBoolean(offset + 25);
     job.priority = rs.getInt(offset + 26);
     job.runAfter = instant(rs, offset + 27);
+    job.traceparent = rs.getString(offset + 28);
     return job;
   }
 
