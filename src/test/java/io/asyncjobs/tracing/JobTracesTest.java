@@ -83,6 +83,10 @@ class JobTracesTest {
     assertThat(process.getAttributes().get(AttributeKey.stringKey("job.status"))).isEqualTo("done");
     assertThat(process.getStatus().getStatusCode()).isNotEqualTo(StatusCode.ERROR);
 
+    assertThat(awaitSpan(s -> s.getKind() == SpanKind.CLIENT && s.getTraceId().equals(TRACE_ID)))
+        .as("a JDBC span of the enqueue's insert")
+        .satisfies(s -> assertThat(s.getParentSpanId()).isEqualTo(server.getSpanId()));
+
     SpanData claim = awaitSpan(childOf(process, "job.claim"));
     SpanData outcome = awaitSpan(childOf(process, "job.outcome"));
     assertThat(claim.getTraceId()).isEqualTo(TRACE_ID);
@@ -212,7 +216,8 @@ class JobTracesTest {
           "quarkus.otel.sdk.disabled", "false",
           // No OTLP exporter at all: nothing tries a collector on localhost:4317.
           "quarkus.otel.exporter.otlp.enabled", "false",
-          "quarkus.otel.bsp.schedule.delay", "10ms");
+          "quarkus.otel.bsp.schedule.delay", "10ms",
+          "quarkus.datasource.jdbc.telemetry.enabled", "true");
     }
   }
 }
