@@ -27,6 +27,7 @@ class ArchitectureTest {
     LAYERS.put("Kinds", new String[] {"io.asyncjobs.kinds.."});
     LAYERS.put("Api", new String[] {"io.asyncjobs.api.."});
     LAYERS.put("Cli", new String[] {"io.asyncjobs.cli.."});
+    LAYERS.put("Callbacks", new String[] {"io.asyncjobs.callbacks.."});
     LAYERS.put("Operations", new String[] {"io.asyncjobs.operations.."});
     LAYERS.put("Metrics", new String[] {"io.asyncjobs.metrics.."});
     LAYERS.put("Engine", new String[] {"io.asyncjobs.engine.."});
@@ -42,7 +43,8 @@ class ArchitectureTest {
           "io.asyncjobs.devdb..",
           "io.asyncjobs.problem..",
           "io.asyncjobs.storage..",
-          "io.asyncjobs.time.."
+          "io.asyncjobs.time..",
+          "io.asyncjobs.tracing.."
         });
   }
 

@@ -17,6 +17,8 @@ import io.asyncjobs.queue.JobPriority;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.Owner;
 import io.asyncjobs.queue.QuotaExceededException;
+import io.asyncjobs.tracing.Traceparent;
+import io.asyncjobs.tracing.Tracing;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -76,6 +78,7 @@ public class Enqueuer {
   @Inject JobsConfig config;
   @Inject io.asyncjobs.time.Clock clock;
   @Inject CallbackUrls callbackUrls;
+  @Inject Tracing tracing;
 
   /**
    * Checks a request body with the kind's {@link PayloadCheck} and enqueues what it accepted, for
@@ -102,7 +105,8 @@ public class Enqueuer {
             priorityParameter(caller),
             caller.isAdmin(),
             runAfter(oneParameter(RUN_AFTER), oneParameter(DELAY_SECONDS)),
-            callbackUrl(oneParameter(CALLBACK_URL)));
+            callbackUrl(oneParameter(CALLBACK_URL)),
+            traceparent());
     Owner owner = caller.owner();
     // Quarkus REST passes an empty header value as no value at all: the request itself tells a
     // key that was left out from one that was sent empty (or blank, which HTTP trims to empty).
@@ -180,12 +184,13 @@ public class Enqueuer {
               + "}]}");
     }
     FileScope scope = scopeOf(caller);
+    String traceparent = traceparent();
     List<JobQueue.BatchJob> jobs = new ArrayList<>(list.size());
     List<String> refused = new ArrayList<>();
     Map<String, Integer> keys = new HashMap<>();
     for (int i = 0; i < list.size(); i++) {
       try {
-        jobs.add(batchJob(caller, kind, scope, list.get(i), i, keys));
+        jobs.add(batchJob(caller, kind, scope, list.get(i), i, keys, traceparent));
       } catch (ProblemException e) {
         refused.add("jobs[" + i + "]: " + e.problem().detail());
       }
@@ -241,14 +246,18 @@ public class Enqueuer {
   public record BatchItemView(
       UUID uid, String kind, String status, String statusUrl, String eventsUrl, boolean replayed) {}
 
-  /** One job of a batch, checked; {@code keys} holds the keys seen so far and where. */
+  /**
+   * One job of a batch, checked; {@code keys} holds the keys seen so far and where, {@code
+   * traceparent} is the request's, which every job of the batch keeps.
+   */
   private JobQueue.BatchJob batchJob(
       Caller caller,
       PayloadCheck kind,
       FileScope scope,
       Object item,
       int index,
-      Map<String, Integer> keys) {
+      Map<String, Integer> keys,
+      String traceparent) {
     if (!(item instanceof Map<?, ?> map)
         || !(map.get(BATCH_PAYLOAD) instanceof Map<?, ?>)
         || !BATCH_ITEM_KEYS.containsAll(map.keySet())) {
@@ -308,7 +317,24 @@ public class Enqueuer {
         key,
         priority,
         runAfter,
-        callbackUrl((String) sentCallback));
+        callbackUrl((String) sentCallback),
+        traceparent);
+  }
+
+  /**
+   * The traceparent the jobs of this request keep, so that their processing joins its trace, or
+   * null. With tracing on it is the request's own server span (a child of the caller's traceparent,
+   * when one was sent); with tracing off, the caller's {@code traceparent} header as sent. A
+   * malformed header, or more than one, is ignored rather than refused, as the W3C Trace Context
+   * recommendation asks: the job then starts a trace of its own.
+   */
+  private String traceparent() {
+    String current = tracing.currentTraceparent();
+    if (current != null) {
+      return current;
+    }
+    List<String> sent = request.headers().getAll(Traceparent.HEADER);
+    return sent.size() == 1 ? Traceparent.wellFormed(sent.get(0)) : null;
   }
 
   /**

@@ -18,6 +18,7 @@ import java.time.Duration;
  * @param wakeUps whether a finished task wakes its service at once
  * @param claimAheadMax the most jobs claimed ahead of the free threads
  * @param metrics where claims, outcomes and runs are reported
+ * @param traces the spans of the jobs processed ({@link JobTraces#OFF} when tracing is off)
  * @param deliveries what sends the callbacks of ended jobs
  */
 record EngineContext(
@@ -30,9 +31,10 @@ record EngineContext(
     boolean wakeUps,
     int claimAheadMax,
     EngineMetrics metrics,
+    JobTraces traces,
     Deliveries deliveries) {
 
-  /** A context without callbacks. */
+  /** A context without callbacks, for tests. */
   EngineContext(
       JobStore store,
       SettingsStore settings,
@@ -42,7 +44,8 @@ record EngineContext(
       Duration cleanupRetryDelay,
       boolean wakeUps,
       int claimAheadMax,
-      EngineMetrics metrics) {
+      EngineMetrics metrics,
+      JobTraces traces) {
     this(
         store,
         settings,
@@ -53,6 +56,7 @@ record EngineContext(
         wakeUps,
         claimAheadMax,
         metrics,
+        traces,
         Deliveries.NONE);
   }
 }

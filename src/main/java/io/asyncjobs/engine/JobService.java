@@ -5,6 +5,7 @@ import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobStore;
+import io.opentelemetry.context.Scope;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -400,11 +401,13 @@ public abstract class JobService extends BaseService {
     Throwable failure = null;
     boolean transientFailure = false;
     CURRENT.set(task);
-    try {
+    JobTraces traces = requireContext().traces();
+    try (Scope traced = traces.enter(task.span)) {
       result = process(task.job);
     } catch (Throwable e) { // an Error (say a stack overflow) fails the job like an exception
       failure = e;
       transientFailure = isRetryable(e);
+      traces.threw(task.span, e);
     } finally {
       CURRENT.remove();
       long ran = task.ranNanos(System.nanoTime());

@@ -117,14 +117,19 @@ final class Outcomes {
       }
     }
     JobStore store = context.store();
+    JobTraces traces = context.traces();
     if (!completions.isEmpty()) {
-      tally(
-          completions, store.completeMany(completions, epoch, settings.retention()), epoch, tally);
+      long start = traces.now();
+      Map<UUID, JobStatus> written = store.completeMany(completions, epoch, settings.retention());
+      traced(completed, start);
+      tally(completions, written, epoch, tally);
       settled.addAll(completed);
     }
     if (!retries.isEmpty()) {
+      long start = traces.now();
       Map<UUID, JobStatus> written =
           store.retryMany(retries, epoch, settings.maxRetries(), settings.retention(), now);
+      traced(retried, start);
       settled.addAll(retried);
       for (UUID uid : retries.keySet()) {
         JobStatus status = written.get(uid);
@@ -161,11 +166,22 @@ final class Outcomes {
       }
     }
     if (!released.isEmpty()) {
+      long start = traces.now();
       Map<UUID, JobStatus> written =
           store.releaseMany(
               released.stream().map(t -> t.job.uid).toList(), epoch, settings.retention(), now);
+      traced(released, start);
       settled.addAll(released);
       tally.released += written.size();
+    }
+  }
+
+  /** Records the write that began at {@code start} and ended now as a step of each task's span. */
+  private void traced(List<Task> tasks, long start) {
+    JobTraces traces = context.traces();
+    long end = traces.now();
+    for (Task task : tasks) {
+      traces.step(task.span, JobTraces.OUTCOME, start, end);
     }
   }
 

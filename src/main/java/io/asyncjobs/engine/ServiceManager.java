@@ -12,6 +12,7 @@ import io.asyncjobs.queue.JobStore;
 import io.asyncjobs.queue.JobsEnqueued;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.time.Clock;
+import io.asyncjobs.tracing.Tracing;
 import io.quarkus.arc.ClientProxy;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -94,7 +95,8 @@ public class ServiceManager {
       Clock clock,
       HandOff handOff,
       Instance<EngineMetrics> metrics,
-      Instance<Deliveries> deliveries) {
+      Instance<Deliveries> deliveries,
+      Tracing tracing) {
     this.config = config;
     this.locks = locks;
     this.members = members;
@@ -112,6 +114,7 @@ public class ServiceManager {
             config.wakeUps(),
             config.claimAheadMax(),
             metrics.isResolvable() ? metrics.get() : EngineMetrics.NONE,
+            tracing.enabled() ? new JobTraces(tracing.tracer()) : JobTraces.OFF,
             deliveries.isResolvable() ? deliveries.get() : Deliveries.NONE);
   }
 

@@ -280,8 +280,10 @@ final class ShardRunner {
         after = NO_CURSOR;
       }
       boolean fenced = false;
+      JobTraces traces = context.traces();
       try {
         List<Job> claimed;
+        long claimStart = traces.now();
         JobStore.ClaimRequest claim =
             new JobStore.ClaimRequest(kind, shard, Math.max(0, capacity), epoch, now, after);
         if (fair) {
@@ -305,15 +307,20 @@ final class ShardRunner {
         } else {
           JobStore.CompleteAndClaim both =
               context.store().completeAndClaimMany(completions, settings.retention(), claim);
+          long written = traces.now();
+          for (Task task : combined) {
+            traces.step(task.span, JobTraces.OUTCOME, claimStart, written);
+          }
           outcomes.tally(completions, both.written(), epoch, tally);
           forget(combined);
           claimed = both.claimed();
           fenced = both.fenced();
         }
+        long claimEnd = traces.now();
         if (fenced) {
           owner.superseded(epoch);
         }
-        start(claimed, epoch, now);
+        start(claimed, epoch, now, claimStart, claimEnd);
         tally.claimed += claimed.size();
       } catch (JobStore.StoreException e) {
         // The outcomes stay in flight; the next run writes them.
@@ -492,6 +499,7 @@ final class ShardRunner {
                   .releaseMany(group.getValue(), group.getKey(), settings.retention(), now)
                   .size();
         }
+        inFlight.values().forEach(context.traces()::end);
         inFlight.clear();
       }
       if (tally.released > 0 || tally.done + tally.failed > 0) {
@@ -664,9 +672,13 @@ final class ShardRunner {
     forget(outcomes.write(inFlight.values(), settings, now, tally));
   }
 
-  /** Removes settled tasks; those whose threads still run keep a slot until they return. */
+  /**
+   * Removes settled tasks and ends their spans; those whose threads still run keep a slot until
+   * they return.
+   */
   private void forget(List<Task> settled) {
     for (Task task : settled) {
+      context.traces().end(task);
       inFlight.remove(task.job.uid, task);
       if (!task.returned()) {
         stragglers.add(task);
@@ -788,6 +800,7 @@ final class ShardRunner {
     int cap = settings.maxRunningPerOwner();
     JobStore.ClaimRequest head = new JobStore.ClaimRequest(kind, shard, capacity, epoch, now, null);
     JobStore.Claimed claimed;
+    long claimStart = context.traces().now();
     if (settings.claimOrder() == ClaimOrder.FAIR) {
       claimed = claimInTurns(capacity, epoch, now, cap);
     } else if (cap > 0) {
@@ -795,11 +808,12 @@ final class ShardRunner {
     } else {
       claimed = context.store().claimMany(head);
     }
+    long claimEnd = context.traces().now();
     if (claimed.fenced()) {
       lock.superseded(epoch);
       return;
     }
-    start(claimed.jobs(), epoch, now);
+    start(claimed.jobs(), epoch, now, claimStart, claimEnd);
     tally.claimed += claimed.jobs().size();
   }
 
@@ -854,14 +868,19 @@ final class ShardRunner {
     return claimCursor;
   }
 
-  private void start(List<Job> claimed, long epoch, Instant now) {
+  /**
+   * Starts a task for each job claimed; {@code claimStart} and {@code claimEnd} are the claim's
+   * times for the jobs' spans.
+   */
+  private void start(List<Job> claimed, long epoch, Instant now, long claimStart, long claimEnd) {
     EngineMetrics metrics = context.metrics();
+    JobTraces traces = context.traces();
     for (Job job : claimed) {
       metrics.claimed(kind, job, now);
       if (epoch == cursorEpoch && claimCursor.precedes(job)) {
         claimCursor = new JobStore.ClaimCursor(job.priority, job.uid);
       }
-      Task task = new Task(job, now, epoch);
+      Task task = new Task(job, now, epoch, traces.claimed(job, shard, claimStart, claimEnd));
       inFlight.put(job.uid, task);
       task.future = pool.submit(() -> run(task));
     }

@@ -4,6 +4,7 @@ import io.asyncjobs.queue.Completion;
 import io.asyncjobs.queue.DatabaseErrors;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobStore;
+import io.opentelemetry.api.trace.Span;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Map;
@@ -33,6 +34,9 @@ final class Task {
 
   /** When the claim took the job; the row's start until {@code process} begins. */
   final Instant claimedAt;
+
+  /** The job's processing span ({@link JobTraces}); the invalid span when tracing is off. */
+  final Span span;
 
   /** When {@code process} began, or null while the task waits for a thread. */
   private volatile Instant startedAt;
@@ -78,9 +82,10 @@ final class Task {
   /** The outcome once computed; computing it takes the last progress report. */
   private Completion computed;
 
-  Task(Job job, Instant claimedAt, long epoch) {
+  Task(Job job, Instant claimedAt, long epoch, Span span) {
     this.job = job;
     this.claimedAt = claimedAt;
+    this.span = span;
     this.epoch = epoch;
     this.epochs = new long[] {epoch};
   }

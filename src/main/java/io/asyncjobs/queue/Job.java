@@ -153,6 +153,10 @@ public class Job extends PanacheEntityBase {
   @Column(name = "callback_due", insertable = false, updatable = false)
   public Instant callbackDue;
 
+  /** The W3C traceparent of the request that enqueued the job, or null: its processing's parent. */
+  @Column(name = "traceparent", updatable = false)
+  public String traceparent;
+
   /** The owner, or null for a job enqueued without one. */
   public Owner owner() {
     return ownerKind == null || ownerId == null ? null : new Owner(ownerKind, ownerId);

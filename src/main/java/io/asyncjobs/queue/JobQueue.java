@@ -114,10 +114,10 @@ public class JobQueue {
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at, shard, priority, run_after,"
-          + "                   delayed_until, callback_url)"
+          + "                   delayed_until, callback_url, traceparent)"
           + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + ", ?, ?, ?, ?, ?)"
+          + ", ?, ?, ?, ?, ?, ?)"
           + " RETURNING kind, shard, priority)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
 
@@ -130,10 +130,10 @@ public class JobQueue {
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at, shard, idempotency_key,"
-          + "                   priority, run_after, delayed_until, callback_url)"
+          + "                   priority, run_after, delayed_until, callback_url, traceparent)"
           + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + ", ?, ?, ?, ?, ?, ?)"
+          + ", ?, ?, ?, ?, ?, ?, ?)"
           + " ON CONFLICT (owner_kind, owner_id, idempotency_key)"
           + "   WHERE idempotency_key IS NOT NULL DO NOTHING"
           + " RETURNING uid, kind, shard, priority)"
@@ -158,15 +158,16 @@ public class JobQueue {
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at, shard, priority, run_after,"
-          + "                   delayed_until, callback_url)"
+          + "                   delayed_until, callback_url, traceparent)"
           + " SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
-          + "      , n.shard, n.priority, n.run_after, n.delayed_until, n.callback_url"
+          + "      , n.shard, n.priority, n.run_after, n.delayed_until, n.callback_url,"
+          + "        n.traceparent"
           + "   FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[],"
-          + "               ?::timestamptz[], ?::timestamptz[], ?::text[])"
+          + "               ?::timestamptz[], ?::timestamptz[], ?::text[], ?::text[])"
           + "        WITH ORDINALITY"
           + "        AS n(uid, payload, preferred_name, shard, priority, run_after, delayed_until,"
-          + "             callback_url, ord)"
+          + "             callback_url, traceparent, ord)"
           + "  ORDER BY n.ord"
           + " RETURNING kind, shard, priority)"
           + NOTIFY_IF_QUEUE_WAS_EMPTY;
@@ -182,15 +183,16 @@ public class JobQueue {
       WITH inserted AS (
         INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,
                           created_at, updated_at, expires_at, idempotency_key, shard, priority,
-                          run_after, delayed_until, callback_url)
+                          run_after, delayed_until, callback_url, traceparent)
         SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?,\s"""
           + SettingsStore.EFFECTIVE_RETENTION_END
           + """
-      , n.idempotency_key, n.shard, n.priority, n.run_after, n.delayed_until, n.callback_url
+      , n.idempotency_key, n.shard, n.priority, n.run_after, n.delayed_until, n.callback_url,
+             n.traceparent
           FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::smallint[],
-                      ?::timestamptz[], ?::timestamptz[], ?::text[])
+                      ?::timestamptz[], ?::timestamptz[], ?::text[], ?::text[])
                WITH ORDINALITY AS n(uid, payload, preferred_name, idempotency_key, shard, priority,
-                                    run_after, delayed_until, callback_url, ord)
+                                    run_after, delayed_until, callback_url, traceparent, ord)
          ORDER BY n.ord
         ON CONFLICT (owner_kind, owner_id, idempotency_key)
            WHERE idempotency_key IS NOT NULL DO NOTHING
@@ -378,7 +380,8 @@ public class JobQueue {
    * @param runAfter the earliest start, or null for as soon as possible: until then the job is
    *     pending but not due, and no claim takes it
    */
-  public record Admission(int priority, boolean quotaExempt, Instant runAfter, String callbackUrl) {
+  public record Admission(
+      int priority, boolean quotaExempt, Instant runAfter, String callbackUrl, String traceparent) {
 
     /** The default priority, under the quota, due at once. */
     public static final Admission DEFAULT = new Admission(JobPriority.DEFAULT, false, null);
@@ -388,9 +391,9 @@ public class JobQueue {
       this(priority, quotaExempt, null);
     }
 
-    /** Without a callback. */
+    /** Without a callback or a trace. */
     public Admission(int priority, boolean quotaExempt, Instant runAfter) {
-      this(priority, quotaExempt, runAfter, null);
+      this(priority, quotaExempt, runAfter, null, null);
     }
   }
 
@@ -426,6 +429,7 @@ public class JobQueue {
                   ps.setInt(13, priority);
                   bindRunAfter(ps, 14, admission.runAfter());
                   ps.setString(16, admission.callbackUrl());
+                  ps.setString(17, admission.traceparent());
                   ps.execute();
                   return key;
                 }
@@ -649,6 +653,7 @@ public class JobQueue {
                   ps.setInt(14, admission.priority());
                   bindRunAfter(ps, 15, admission.runAfter());
                   ps.setString(17, admission.callbackUrl());
+                  ps.setString(18, admission.traceparent());
                   try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
                       return Optional.of(new Enqueued(uid, true));
@@ -808,6 +813,7 @@ public class JobQueue {
         priorities,
         runAfter,
         new String[n],
+        new String[n],
         ownerKind,
         ownerId,
         quotaExempt);
@@ -823,6 +829,7 @@ public class JobQueue {
       Short[] priorities,
       Instant[] runAfter,
       String[] callbackUrls,
+      String[] traceparents,
       String ownerKind,
       String ownerId,
       boolean quotaExempt) {
@@ -842,6 +849,7 @@ public class JobQueue {
               ps.setArray(14, c.createArrayOf("timestamptz", times[0]));
               ps.setArray(15, c.createArrayOf("timestamptz", times[1]));
               ps.setArray(16, c.createArrayOf("text", callbackUrls));
+              ps.setArray(17, c.createArrayOf("text", traceparents));
               ps.execute();
               return uids.length;
             }
@@ -898,11 +906,12 @@ public class JobQueue {
       String idempotencyKey,
       int priority,
       Instant runAfter,
-      String callbackUrl) {
+      String callbackUrl,
+      String traceparent) {
 
     /** A job of the default priority, due at once. */
     public BatchJob(Map<String, Object> payload, String preferredName, String idempotencyKey) {
-      this(payload, preferredName, idempotencyKey, JobPriority.DEFAULT, null);
+      this(payload, preferredName, idempotencyKey, JobPriority.DEFAULT, null, null, null);
     }
 
     /** A job without a callback. */
@@ -912,7 +921,7 @@ public class JobQueue {
         String idempotencyKey,
         int priority,
         Instant runAfter) {
-      this(payload, preferredName, idempotencyKey, priority, runAfter, null);
+      this(payload, preferredName, idempotencyKey, priority, runAfter, null, null);
     }
   }
 
@@ -989,6 +998,7 @@ public class JobQueue {
     Short[] priorities = new Short[n];
     Instant[] runAfter = new Instant[n];
     String[] callbackUrls = new String[n];
+    String[] traceparents = new String[n];
     Set<String> seen = new HashSet<>();
     for (int i = 0; i < n; i++) {
       BatchJob job = jobs.get(i);
@@ -996,6 +1006,7 @@ public class JobQueue {
       priorities[i] = (short) JobPriority.check(job.priority());
       runAfter[i] = job.runAfter();
       callbackUrls[i] = job.callbackUrl();
+      traceparents[i] = job.traceparent();
       String key = job.idempotencyKey();
       if (key != null) {
         if (ownerKind == null) {
@@ -1023,6 +1034,7 @@ public class JobQueue {
           priorities,
           runAfter,
           callbackUrls,
+          traceparents,
           ownerKind,
           ownerId,
           quotaExempt);
@@ -1042,6 +1054,7 @@ public class JobQueue {
               priorities,
               runAfter,
               callbackUrls,
+              traceparents,
               ownerKind,
               ownerId,
               quotaExempt);
@@ -1070,6 +1083,7 @@ public class JobQueue {
       Short[] priorities,
       Instant[] runAfter,
       String[] callbackUrls,
+      String[] traceparents,
       String ownerKind,
       String ownerId,
       boolean quotaExempt) {
@@ -1091,6 +1105,7 @@ public class JobQueue {
           ps.setArray(15, c.createArrayOf("timestamptz", times[0]));
           ps.setArray(16, c.createArrayOf("timestamptz", times[1]));
           ps.setArray(17, c.createArrayOf("text", callbackUrls));
+          ps.setArray(18, c.createArrayOf("text", traceparents));
           try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
               inserted.add(rs.getObject(1, UUID.class));

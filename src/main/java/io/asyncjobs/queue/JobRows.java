@@ -19,7 +19,8 @@ public final class JobRows {
           + " error, retry_count, created_at, started_at, completed_at, updated_at, duration_ms,"
           + " last_accessed_at, expires_at, bytes_in, bytes_out, item_count, epoch, progress,"
           + " progress_items, progress_at, cancel_requested, priority,"
-          + " run_after, attempt, attempts::text, callback_url, callback::text, callback_due";
+          + " run_after, attempt, attempts::text, callback_url, callback::text, callback_due,"
+          + " traceparent";
 
   /**
    * {@link #COLUMNS} without the payload, which a job's view never shows: {@link #read} leaves it
@@ -64,6 +65,7 @@ public final class JobRows {
     job.callbackUrl = rs.getString(offset + 30);
     job.callback = JsonCodec.decode(rs.getString(offset + 31));
     job.callbackDue = instant(rs, offset + 32);
+    job.traceparent = rs.getString(offset + 33);
     return job;
   }
 

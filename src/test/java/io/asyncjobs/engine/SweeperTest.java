@@ -142,7 +142,8 @@ class SweeperTest {
             Duration.ofMinutes(5),
             false,
             0,
-            metrics);
+            metrics,
+            JobTraces.OFF);
     return new Sweeper(
         "sweepme",
         context,
