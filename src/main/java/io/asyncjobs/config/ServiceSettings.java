@@ -14,6 +14,8 @@ import java.time.Duration;
  * @param claimOrder in which order due jobs of one priority are claimed
  * @param maxPendingPerOwner the most pending jobs one owner may hold, 0 for no limit
  * @param maxRunningPerOwner the most jobs of one owner running at once, 0 for no limit
+ * @param paused whether an admin paused the kind: its runners claim nothing. Not an override (a
+ *     reset of the overrides keeps it); read with them so that a tick reads both at once
  */
 public record ServiceSettings(
     Duration retention,
@@ -23,7 +25,44 @@ public record ServiceSettings(
     Duration claimAhead,
     ClaimOrder claimOrder,
     int maxPendingPerOwner,
-    int maxRunningPerOwner) {
+    int maxRunningPerOwner,
+    boolean paused) {
+
+  /** The settings of a kind that is not paused. */
+  public ServiceSettings(
+      Duration retention,
+      int maxConcurrent,
+      Duration jobTimeout,
+      int maxRetries,
+      Duration claimAhead,
+      ClaimOrder claimOrder,
+      int maxPendingPerOwner,
+      int maxRunningPerOwner) {
+    this(
+        retention,
+        maxConcurrent,
+        jobTimeout,
+        maxRetries,
+        claimAhead,
+        claimOrder,
+        maxPendingPerOwner,
+        maxRunningPerOwner,
+        false);
+  }
+
+  /** These settings, paused or not as {@code paused} says. */
+  public ServiceSettings withPaused(boolean paused) {
+    return new ServiceSettings(
+        retention,
+        maxConcurrent,
+        jobTimeout,
+        maxRetries,
+        claimAhead,
+        claimOrder,
+        maxPendingPerOwner,
+        maxRunningPerOwner,
+        paused);
+  }
 
   /** The settings with the default claim order, {@link ClaimOrder#FIFO}. */
   public ServiceSettings(

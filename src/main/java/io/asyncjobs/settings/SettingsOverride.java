@@ -88,6 +88,7 @@ public record SettingsOverride(
         base.claimAhead(),
         claimOrder == null ? base.claimOrder() : ClaimOrder.of(claimOrder),
         maxPendingPerOwner == null ? base.maxPendingPerOwner() : maxPendingPerOwner,
-        maxRunningPerOwner == null ? base.maxRunningPerOwner() : maxRunningPerOwner);
+        maxRunningPerOwner == null ? base.maxRunningPerOwner() : maxRunningPerOwner,
+        base.paused());
   }
 }
