@@ -1,15 +1,23 @@
 package io.asyncjobs.api;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.asyncjobs.auth.Caller;
+import io.asyncjobs.operations.BulkActions;
+import io.asyncjobs.operations.BulkRequest;
+import io.asyncjobs.operations.BulkResult;
 import io.asyncjobs.operations.JobActions;
 import io.asyncjobs.operations.JobListView;
 import io.asyncjobs.operations.JobLists;
 import io.asyncjobs.operations.JobView;
+import io.asyncjobs.operations.PauseView;
 import io.asyncjobs.operations.Requests;
 import io.asyncjobs.operations.ServiceCard;
 import io.asyncjobs.operations.ServiceCards;
+import io.asyncjobs.operations.ServicePauses;
 import io.asyncjobs.operations.SettingsView;
 import io.asyncjobs.operations.SettingsViews;
+import io.asyncjobs.problem.Problem;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Owner;
 import io.asyncjobs.settings.SettingsOverride;
@@ -17,17 +25,20 @@ import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.PUT;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
@@ -45,6 +56,10 @@ public class AdminResource {
   @Inject JobActions actions;
   @Inject JobLists jobs;
   @Inject ServiceCards cards;
+  @Inject ServicePauses pauses;
+  @Inject BulkActions bulk;
+  @Inject Caller caller;
+  @Inject ObjectMapper json;
 
   @GET
   @Path("services")
@@ -101,6 +116,81 @@ public class AdminResource {
     return settings.replace(name, override);
   }
 
+  @POST
+  @Path("services/{name}/pause")
+  @Operation(
+      summary = "Pause a service",
+      description =
+          """
+          Its owner claims no more jobs until it is resumed: running jobs finish, delayed \
+          jobs fall due, expired jobs are swept and enqueues are accepted as before. The \
+          pause holds across restarts and handovers, and resetting the service's overrides \
+          keeps it. Pausing a paused service keeps the first pause. The body is optional.""")
+  @RequestBody(
+      required = false,
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = PauseRequest.class),
+              examples =
+                  @ExampleObject(
+                      name = "with a reason",
+                      value = "{\"reason\": \"storage maintenance until 10:00\"}")))
+  @APIResponse(
+      responseCode = "200",
+      description = "The pause in force",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              examples = @ExampleObject(name = "paused", value = Examples.PAUSED)))
+  @APIResponse(responseCode = "400", ref = "malformed")
+  @APIResponse(responseCode = "404", ref = "notFound")
+  // Any type reaches the route, so that a pause without a body needs none; a body must be JSON.
+  @Consumes(MediaType.WILDCARD)
+  public PauseView pause(
+      @PathParam("name") String name,
+      @HeaderParam(HttpHeaders.CONTENT_TYPE) String type,
+      @OptionalBody String body)
+      throws JsonProcessingException {
+    String reason = null;
+    if (body != null && !body.isBlank()) {
+      if (type == null
+          || !type.trim()
+              .toLowerCase(java.util.Locale.ROOT)
+              .startsWith(MediaType.APPLICATION_JSON)) {
+        throw new ProblemException(
+            Problem.of(
+                415,
+                "unsupported-media-type",
+                "Unsupported media type",
+                "send the body as application/json"));
+      }
+      reason = json.readValue(body, PauseRequest.class).reason();
+    }
+    Owner admin = caller.owner();
+    return pauses.pause(name, admin.kind() + ":" + admin.id(), reason);
+  }
+
+  @POST
+  @Path("services/{name}/resume")
+  @Operation(
+      summary = "Resume a paused service",
+      description =
+          """
+          Its owner claims again at once. Resuming a service that is not paused changes \
+          nothing.""")
+  @APIResponse(
+      responseCode = "200",
+      description = "The service, running",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              examples = @ExampleObject(name = "running", value = Examples.RESUMED)))
+  @APIResponse(responseCode = "404", ref = "notFound")
+  public PauseView resume(@PathParam("name") String name) {
+    return pauses.resume(name);
+  }
+
   @GET
   @Path("jobs")
   @Operation(summary = "Every owner's jobs, newest first, filtered by kind, status and owner")
@@ -121,6 +211,71 @@ public class AdminResource {
       owner = new Owner(ownerKind, ownerId);
     }
     return jobs.page("/api/admin/jobs", kind, status, owner, before, limit);
+  }
+
+  @POST
+  @Path("jobs/cancel")
+  @Consumes(MediaType.APPLICATION_JSON)
+  @Operation(
+      summary = "Cancel every job a filter matches",
+      description =
+          """
+          As the single cancel does, job by job: a pending job fails at once ("cancelled on \
+          request"), a running one is asked to stop and its owner interrupts it. Give at \
+          least one filter, or "all": true; status may be pending or running (default both). \
+          The jobs are walked in uid order in batches of 1,000, each its own transaction. \
+          With "dry_run": true nothing changes and the answer counts the matches.""")
+  @RequestBody(
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              examples = {
+                @ExampleObject(name = "one owner's waiting zips", value = Examples.BULK_CANCEL),
+                @ExampleObject(name = "count first", value = Examples.BULK_DRY_RUN)
+              }))
+  @APIResponse(
+      responseCode = "200",
+      description = "How many jobs matched and were cancelled",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              examples = @ExampleObject(name = "done", value = Examples.BULK_RESULT)))
+  @APIResponse(responseCode = "400", ref = "malformed")
+  @APIResponse(responseCode = "401", ref = "unauthenticated")
+  @APIResponse(responseCode = "403", ref = "forbidden")
+  public BulkResult cancelMany(BulkRequest request) {
+    return bulk.cancel(request);
+  }
+
+  @POST
+  @Path("jobs/retry")
+  @Consumes(MediaType.APPLICATION_JSON)
+  @Operation(
+      summary = "Retry every failed job a filter matches",
+      description =
+          """
+          As the single retry does, job by job: a failed job becomes pending again with the \
+          same uid, its error and result cleared, and its owner is woken. Give at least one \
+          filter, or "all": true; status may only be failed (the default). Batches of 1,000 \
+          by uid, each its own transaction; "dry_run": true only counts.""")
+  @RequestBody(
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              examples =
+                  @ExampleObject(name = "yesterday's failed zips", value = Examples.BULK_RETRY)))
+  @APIResponse(
+      responseCode = "200",
+      description = "How many jobs matched and were retried",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              examples = @ExampleObject(name = "done", value = Examples.BULK_RESULT)))
+  @APIResponse(responseCode = "400", ref = "malformed")
+  @APIResponse(responseCode = "401", ref = "unauthenticated")
+  @APIResponse(responseCode = "403", ref = "forbidden")
+  public BulkResult retryMany(BulkRequest request) {
+    return bulk.retry(request);
   }
 
   @POST

@@ -74,6 +74,38 @@ final class Examples {
                      "max_retries": 3}}
       """;
 
+  static final String PAUSED =
+      """
+      {"service": "zip", "paused": true, "paused_at": "2026-05-01T08:00:00Z",
+       "paused_by": "user:root", "reason": "storage maintenance until 10:00"}
+      """;
+
+  static final String RESUMED =
+      """
+      {"service": "zip", "paused": false, "paused_at": null, "paused_by": null, "reason": null}
+      """;
+
+  static final String BULK_CANCEL =
+      """
+      {"kind": "zip", "status": "pending", "owner_kind": "user", "owner_id": "alice"}
+      """;
+
+  static final String BULK_DRY_RUN =
+      """
+      {"kind": "zip", "created_before": "2026-05-01T08:00:00Z", "dry_run": true}
+      """;
+
+  static final String BULK_RETRY =
+      """
+      {"kind": "zip", "created_after": "2026-04-30T00:00:00Z",
+       "created_before": "2026-05-01T00:00:00Z"}
+      """;
+
+  static final String BULK_RESULT =
+      """
+      {"matched": 2500, "affected": 2500, "dry_run": false, "batches": 3}
+      """;
+
   static final String BAD_UID =
       """
       {"type": "urn:async-jobs:problem:bad-request", "title": "Bad request", "status": 400,

@@ -1,6 +1,8 @@
 package io.asyncjobs.cli;
 
+import io.asyncjobs.operations.BulkResult;
 import io.asyncjobs.operations.JobView;
+import io.asyncjobs.operations.PauseView;
 import io.asyncjobs.operations.Requests;
 import io.asyncjobs.operations.SettingsView;
 import io.asyncjobs.problem.ProblemException;
@@ -15,11 +17,11 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The admin CLI: picks the command (list, show, retry, cancel, prune, settings, owners, one class
- * each), parses its arguments, checks the schema, and turns what went wrong into an exit code and a
- * message. Each command goes through the same operations as the HTTP API, so it finds the same jobs
- * and refuses the same input with the same words; {@link Main} runs it in a process that serves no
- * HTTP and processes no jobs.
+ * The admin CLI: picks the command (list, show, retry, cancel, prune, settings, owners, pause,
+ * resume, bulk, one class each), parses its arguments, checks the schema, and turns what went wrong
+ * into an exit code and a message. Each command goes through the same operations as the HTTP API,
+ * so it finds the same jobs and refuses the same input with the same words; {@link Main} runs it in
+ * a process that serves no HTTP and processes no jobs.
  */
 @ApplicationScoped
 // The views are written as JSON here as well as by the API; a native image needs them either way.
@@ -28,6 +30,8 @@ import java.util.Optional;
       JobView.class,
       JobView.Progress.class,
       SettingsView.class,
+      PauseView.class,
+      BulkResult.class,
       SettingsView.Values.class,
       SettingsOverride.class
     })
@@ -60,6 +64,9 @@ public class AdminCli {
         prune      delete expired finished jobs now, after their kind's cleanup
         settings   show or change the services' settings
         owners     show who owns each shard, since when, and its queued jobs
+        pause      stop a service's owner from claiming jobs (running ones finish)
+        resume     let a paused service's owner claim again
+        bulk       cancel or retry every job a filter matches, or count them
 
       Every command takes --json (one JSON document on standard output) and --help.
       Exit codes: 0 done, 1 failed, 2 usage error, 3 not found, 4 conflict.
@@ -76,9 +83,13 @@ public class AdminCli {
       CancelCommand cancel,
       PruneCommand prune,
       SettingsCommand settings,
-      OwnersCommand owners) {
+      OwnersCommand owners,
+      PauseCommand pause,
+      ResumeCommand resume,
+      BulkCommand bulk) {
     this.schema = schema;
-    for (Command command : List.of(list, show, retry, cancel, prune, settings, owners)) {
+    for (Command command :
+        List.of(list, show, retry, cancel, prune, settings, owners, pause, resume, bulk)) {
       commands.put(command.name(), command);
     }
   }

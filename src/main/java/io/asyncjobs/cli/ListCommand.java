@@ -78,7 +78,7 @@ class ListCommand extends Command {
     return AdminCli.OK;
   }
 
-  private static Owner owner(String text) {
+  static Owner owner(String text) {
     int colon = text.indexOf(':');
     if (colon <= 0 || colon == text.length() - 1) {
       throw new UsageException(

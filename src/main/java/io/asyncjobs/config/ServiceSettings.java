@@ -17,6 +17,8 @@ import java.time.Duration;
  * @param maxAttempts attempts of a job whose failures are retryable, 1 for no retry
  * @param retryBackoff the wait before the second attempt, doubled for each later one
  * @param retryBackoffMax the longest wait between two attempts
+ * @param paused whether an admin paused the kind: its runners claim nothing. Not an override (a
+ *     reset of the overrides keeps it); read with them so that a tick reads both at once
  */
 public record ServiceSettings(
     Duration retention,
@@ -29,7 +31,53 @@ public record ServiceSettings(
     int maxRunningPerOwner,
     int maxAttempts,
     Duration retryBackoff,
-    Duration retryBackoffMax) {
+    Duration retryBackoffMax,
+    boolean paused) {
+
+  /** The settings of a kind that is not paused. */
+  public ServiceSettings(
+      Duration retention,
+      int maxConcurrent,
+      Duration jobTimeout,
+      int maxRetries,
+      Duration claimAhead,
+      ClaimOrder claimOrder,
+      int maxPendingPerOwner,
+      int maxRunningPerOwner,
+      int maxAttempts,
+      Duration retryBackoff,
+      Duration retryBackoffMax) {
+    this(
+        retention,
+        maxConcurrent,
+        jobTimeout,
+        maxRetries,
+        claimAhead,
+        claimOrder,
+        maxPendingPerOwner,
+        maxRunningPerOwner,
+        maxAttempts,
+        retryBackoff,
+        retryBackoffMax,
+        false);
+  }
+
+  /** These settings, paused or not as {@code paused} says. */
+  public ServiceSettings withPaused(boolean paused) {
+    return new ServiceSettings(
+        retention,
+        maxConcurrent,
+        jobTimeout,
+        maxRetries,
+        claimAhead,
+        claimOrder,
+        maxPendingPerOwner,
+        maxRunningPerOwner,
+        maxAttempts,
+        retryBackoff,
+        retryBackoffMax,
+        paused);
+  }
 
   /** The wait before the second attempt when configuration says nothing. */
   public static final Duration DEFAULT_RETRY_BACKOFF = Duration.ofSeconds(10);
@@ -103,7 +151,8 @@ public record ServiceSettings(
         maxRunningPerOwner,
         maxAttempts,
         backoff,
-        most);
+        most,
+        paused);
   }
 
   /**

@@ -362,6 +362,14 @@ public abstract class JobService extends BaseService {
     runners.forEach(ShardRunner::requestWakeFromHead);
   }
 
+  /**
+   * Asks every runner for a run that reads the settings again first and claims from the head: the
+   * kind was paused or resumed.
+   */
+  public void requestSettingsRead() {
+    runners.forEach(ShardRunner::requestSettingsRead);
+  }
+
   /** As {@link #requestWakeFromHead()}, for one shard. */
   public void requestWakeFromHead(String shard) {
     runner(shard).ifPresent(ShardRunner::requestWakeFromHead);

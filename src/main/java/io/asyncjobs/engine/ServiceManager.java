@@ -505,9 +505,15 @@ public class ServiceManager {
    * Wakes a service as a notification asks: its payload is the kind, then {@value
    * JobQueue#SHARD_SEPARATOR} and the shard unless that is {@value Shards#ALL}, then {@value
    * JobQueue#FROM_HEAD} when an older job became pending again (an admin retry) and the claim must
-   * start from the head of the queue.
+   * start from the head of the queue. A payload of the kind and {@value JobQueue#SETTINGS_CHANGED}
+   * (a pause or resume) wakes every runner of the kind, which reads its settings again first.
    */
   public void wakeFor(String payload) {
+    if (payload.endsWith(JobQueue.SETTINGS_CHANGED)) {
+      jobService(payload.substring(0, payload.length() - JobQueue.SETTINGS_CHANGED.length()))
+          .ifPresent(JobService::requestSettingsRead);
+      return;
+    }
     boolean fromHead = payload.endsWith(JobQueue.FROM_HEAD);
     String rest =
         fromHead ? payload.substring(0, payload.length() - JobQueue.FROM_HEAD.length()) : payload;

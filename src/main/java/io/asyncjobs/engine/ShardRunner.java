@@ -98,6 +98,9 @@ final class ShardRunner {
    */
   private final AtomicBoolean rewind = new AtomicBoolean();
 
+  /** Set when the kind was paused or resumed: the next wake-up reads the settings first. */
+  private final AtomicBoolean settingsChanged = new AtomicBoolean();
+
   /**
    * The last job (by priority, then uid) claimed under {@link #cursorEpoch}. Wake-ups claim after
    * it; the tick claims from the head of the queue and so also takes older jobs that became pending
@@ -178,8 +181,8 @@ final class ShardRunner {
     try {
       claimWanted.set(false); // this run claims
       Instant now = context.clock().now();
-      ServiceSettings settings = context.settings().effective(kind);
-      lastSettings = settings;
+      settingsChanged.set(false); // read now
+      ServiceSettings settings = readSettings();
       OwnerLock owner = lock;
       Trust trust = owner.trust();
       long epoch = owner.epoch();
@@ -226,7 +229,8 @@ final class ShardRunner {
     runLock.lock();
     try {
       claimWanted.set(false); // this run claims
-      ServiceSettings settings = lastTickSettings();
+      ServiceSettings settings =
+          settingsChanged.getAndSet(false) ? readSettings() : lastTickSettings();
       Instant now = context.clock().now();
       OwnerLock owner = lock;
       Trust trust = owner.trust();
@@ -240,8 +244,8 @@ final class ShardRunner {
       boolean fair = settings.claimOrder() == ClaimOrder.FAIR;
       int cap = settings.maxRunningPerOwner();
       // Claims in turns, or under a running quota, take a statement of their own; the outcomes are
-      // written on their own then.
-      if (trust == Trust.CLAIM && !fair && cap == 0) {
+      // written on their own then, and so they are while the kind is paused (nothing is claimed).
+      if (trust == Trust.CLAIM && !fair && cap == 0 && !settings.paused()) {
         for (Task task : inFlight.values()) {
           Completion outcome = task.returned() ? task.outcome() : null;
           if (outcome != null
@@ -271,7 +275,7 @@ final class ShardRunner {
               "%s: releasing due jobs failed, the next tick does: %s", label(), e.getMessage());
         }
       }
-      int capacity = draining ? 0 : claimRoom(settings) + combined.size();
+      int capacity = draining || settings.paused() ? 0 : claimRoom(settings) + combined.size();
       // A wake-up with no room keeps the request for the head for the next one that has room.
       JobStore.ClaimCursor after =
           capacity > 0 && rewind.getAndSet(false) ? NO_CURSOR : cursor(epoch);
@@ -536,10 +540,13 @@ final class ShardRunner {
   /** The settings the last tick read, or the current ones before the first tick. */
   private ServiceSettings lastTickSettings() {
     ServiceSettings settings = lastSettings;
-    if (settings == null) {
-      settings = context.settings().effective(kind);
-      lastSettings = settings;
-    }
+    return settings == null ? readSettings() : settings;
+  }
+
+  /** The settings in force now, kept for the wake-ups until the next tick. */
+  private ServiceSettings readSettings() {
+    ServiceSettings settings = context.settings().effective(kind);
+    lastSettings = settings;
     return settings;
   }
 
@@ -582,6 +589,16 @@ final class ShardRunner {
     rewind.set(true);
     claimWanted.set(true);
     wakeSignal.release();
+  }
+
+  /**
+   * Asks for a run that reads the settings again before it claims, from the head of the queue: an
+   * admin paused or resumed the kind, and a resumed kind should claim at once, not at the next
+   * tick.
+   */
+  void requestSettingsRead() {
+    settingsChanged.set(true);
+    requestWakeFromHead();
   }
 
   // ---- step 1: reap ----------------------------------------------------------------------
@@ -793,7 +810,8 @@ final class ShardRunner {
 
   private void refill(ServiceSettings settings, long epoch, Instant now, Tally tally) {
     pool.resize(settings.maxConcurrent());
-    int capacity = draining ? 0 : claimRoom(settings);
+    // A paused kind claims nothing; what runs finishes, and the steps before and after go on.
+    int capacity = draining || settings.paused() ? 0 : claimRoom(settings);
     if (capacity <= 0) {
       return;
     }

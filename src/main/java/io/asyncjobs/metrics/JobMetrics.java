@@ -10,6 +10,7 @@ import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobStatus;
 import io.asyncjobs.queue.QueueDepths;
 import io.asyncjobs.queue.QueueMetrics;
+import io.asyncjobs.settings.PauseStore;
 import io.asyncjobs.time.Clock;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -33,10 +34,11 @@ import org.jboss.logging.Logger;
 /**
  * The per-kind job meters, exposed at {@code /q/metrics}: enqueues and retries (counted by {@link
  * io.asyncjobs.queue.JobQueue}), claims, outcomes, durations, bytes and items (reported by the
- * owner's engine through {@link EngineMetrics}), and the queue depth and age of the oldest pending
- * job, read from the database by {@link #refreshQueueGauges()} on every replica. The only tags are
- * {@code kind}, {@code status} and {@code outcome}, so the number of series stays bounded: never a
- * job uid or an owner. The names are described in {@code docs/metrics.md}.
+ * owner's engine through {@link EngineMetrics}), and the queue depth, the age of the oldest pending
+ * job and whether the kind is paused, read from the database by {@link #refreshQueueGauges()} on
+ * every replica. The only tags are {@code kind}, {@code status} and {@code outcome}, so the number
+ * of series stays bounded: never a job uid or an owner. The names are described in {@code
+ * docs/metrics.md}.
  */
 @ApplicationScoped
 public class JobMetrics implements EngineMetrics, QueueMetrics {
@@ -89,6 +91,7 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
   private final OwnerLocks ownerLocks;
   private final Duration followerInterval;
   private volatile long lastRefreshNanos;
+  private final PauseStore pauses;
 
   JobMetrics(
       MeterRegistry registry,
@@ -96,8 +99,10 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
       QueueDepths queueDepths,
       ServiceManager services,
       OwnerLocks ownerLocks,
-      JobsConfig config) {
+      JobsConfig config,
+      PauseStore pauses) {
     this.registry = registry;
+    this.pauses = pauses;
     this.clock = clock;
     this.queueDepths = queueDepths;
     this.services = services;
@@ -117,6 +122,13 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
   @Override
   public void retried(String kind) {
     meters(kind).retried.increment();
+  }
+
+  @Override
+  public void retried(String kind, long count) {
+    if (count > 0) {
+      meters(kind).retried.increment(count);
+    }
   }
 
   // ---- from the engine -------------------------------------------------------------------
@@ -166,10 +178,10 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
 
   /**
    * Reads the queue depth by kind and status, and the oldest pending job of each kind, in one
-   * grouped query, and sets the gauges; a kind or status with no rows reads zero. The owner (with
-   * shards, the owner of the first shard by key) reads them every {@code jobs.tick-interval}, other
-   * replicas every {@code jobs.follower-gauge-interval}. On a database error the gauges keep their
-   * last values.
+   * grouped query, and which kinds are paused, and sets the gauges; a kind or status with no rows
+   * reads zero. The owner (with shards, the owner of the first shard by key) reads them every
+   * {@code jobs.tick-interval}, other replicas every {@code jobs.follower-gauge-interval}. On a
+   * database error the gauges keep their last values.
    */
   @Scheduled(
       identity = "jobs-metrics-refresh",
@@ -189,8 +201,10 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
     }
     lastRefreshNanos = nowNanos;
     QueueDepths.Depths depths;
+    Set<String> paused;
     try {
       depths = queueDepths.read();
+      paused = pauses.all().keySet();
     } catch (SQLException | RuntimeException e) {
       if (!refreshFailing) {
         refreshFailing = true;
@@ -213,6 +227,7 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
         m.depth.get(status).set(byStatus.getOrDefault(status, 0L));
       }
       m.oldestPending.set(depths.oldestPending().get(kind));
+      m.paused.set(paused.contains(kind) ? 1 : 0);
     }
     refreshShardGauges(depths.byShard());
   }
@@ -314,6 +329,7 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
     final Map<JobStatus, AtomicLong> depth = new EnumMap<>(JobStatus.class);
     final AtomicReference<Instant> oldestPending = new AtomicReference<>();
     final AtomicLong retentionLagMillis = new AtomicLong();
+    final AtomicLong paused = new AtomicLong();
 
     KindMeters(String kind) {
       enqueued = counter("jobs.enqueued", kind, "Jobs enqueued");
@@ -362,6 +378,11 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
           .description("Seconds the oldest pending job has waited, 0 when none is pending")
           .tag("kind", kind)
           .baseUnit("seconds")
+          .strongReference(true)
+          .register(registry);
+      Gauge.builder("jobs.service.paused", paused, AtomicLong::get)
+          .description("1 while an admin has paused the kind (its owner claims nothing), else 0")
+          .tag("kind", kind)
           .strongReference(true)
           .register(registry);
       Gauge.builder("jobs.retention.lag", retentionLagMillis, v -> v.get() / 1000.0)

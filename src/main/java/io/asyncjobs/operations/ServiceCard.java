@@ -19,6 +19,7 @@ import java.util.List;
  * @param oldestPendingAgeSeconds how long the oldest pending job has waited, null when none waits
  * @param settings the service's configured, overridden and effective settings
  * @param shards who owns each of the service's shards (one, {@code all}, unless sharding is on)
+ * @param pause whether an admin paused the service, since when, by whom and why
  */
 public record ServiceCard(
     String service,
@@ -32,4 +33,5 @@ public record ServiceCard(
     long items,
     Long oldestPendingAgeSeconds,
     SettingsView settings,
-    List<ShardOwners.ShardOwner> shards) {}
+    List<ShardOwners.ShardOwner> shards,
+    PauseView pause) {}

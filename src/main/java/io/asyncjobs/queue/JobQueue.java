@@ -45,6 +45,12 @@ public class JobQueue {
    */
   public static final String FROM_HEAD = ":head";
 
+  /**
+   * Follows the kind in a notification sent when an admin paused or resumed it: every runner of the
+   * kind reads its settings again and, resumed, claims from the head at once.
+   */
+  public static final String SETTINGS_CHANGED = ":settings";
+
   /** Separates the kind from the shard in a wake-up payload: {@code zip/zip-3}. */
   public static final String SHARD_SEPARATOR = "/";
 
@@ -96,7 +102,7 @@ public class JobQueue {
    * the shard is not {@link Shards#ALL} (so that the default's payload is the kind alone, as before
    * shards).
    */
-  private static String wakePayload(String alias) {
+  static String wakePayload(String alias) {
     return alias
         + ".kind || CASE WHEN "
         + alias
@@ -228,25 +234,52 @@ public class JobQueue {
       """;
 
   /**
+   * The SET list of a cancel, shared by JobCancelOne and the bulk cancel (JobCancelBatch), so that
+   * both always do the same. A pending job fails at once; a running one is flagged for its owner to
+   * stop. In the CASE expressions {@code status} is the value before the update. Its five
+   * parameters, in order: the time (completed_at), {@link SettingsStore#EFFECTIVE_RETENTION_END}'s
+   * three (the time, the kind, its configured retention in seconds), the time (updated_at).
+   */
+  static final String CANCEL_SET =
+      """
+        status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
+        error = CASE WHEN status = 'pending' THEN 'cancelled on request' ELSE error END,
+        completed_at = CASE WHEN status = 'pending' THEN ? ELSE completed_at END,
+        expires_at = CASE WHEN status = 'pending' THEN\s"""
+          + SettingsStore.EFFECTIVE_RETENTION_END
+          + """
+         ELSE expires_at END,
+        cancel_requested = true,
+        updated_at = ?
+        """;
+
+  /**
+   * The SET list of a retry, shared by JobRetryOne and the bulk retry (JobRetryBatch), so that a
+   * column added here is reset by both: a failed job starts over as pending, as if just enqueued,
+   * its uid unchanged. Its four parameters, in order: the time (updated_at), then {@link
+   * SettingsStore#EFFECTIVE_RETENTION_END}'s three (the time, the kind, its configured retention in
+   * seconds).
+   */
+  static final String RETRY_SET =
+      " status = 'pending', error = NULL, result = NULL, retry_count = 0,"
+          + " attempt = 0, attempts = NULL, delayed_until = NULL, callback = NULL,"
+          + " callback_due = NULL,"
+          + " started_at = NULL, completed_at = NULL, duration_ms = NULL,"
+          + " bytes_in = NULL, bytes_out = NULL, item_count = NULL,"
+          + " progress = NULL, progress_items = NULL, progress_at = NULL,"
+          + " cancel_requested = false, updated_at = ?, expires_at = "
+          + SettingsStore.EFFECTIVE_RETENTION_END;
+
+  /**
    * JobCancelOne: a pending job fails at once ("cancelled on request"); a running one is flagged
    * for its owner to stop. In the CASE expressions {@code status} is the value before the update. A
    * cancelled job is kept for its kind's effective retention from the cancel, as from a completion.
    */
   private static final String JOB_CANCEL_ONE =
-      """
-      UPDATE jobs
-         SET status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
-             error = CASE WHEN status = 'pending' THEN 'cancelled on request' ELSE error END,
-             completed_at = CASE WHEN status = 'pending' THEN ? ELSE completed_at END,
-             expires_at = CASE WHEN status = 'pending' THEN\s"""
-          + SettingsStore.EFFECTIVE_RETENTION_END
-          + """
-           ELSE expires_at END,
-             cancel_requested = true,
-             updated_at = ?
-       WHERE uid = ? AND status IN ('pending', 'running')
-      RETURNING status
-      """;
+      "UPDATE jobs SET "
+          + CANCEL_SET
+          + " WHERE uid = ? AND status IN ('pending', 'running')"
+          + " RETURNING status";
 
   /**
    * JobRetryOne: a failed job starts over as pending, as if just enqueued (its uid keeps its place,
@@ -254,14 +287,8 @@ public class JobQueue {
    */
   private static final String JOB_RETRY_ONE =
       "WITH retried AS ("
-          + " UPDATE jobs"
-          + "    SET status = 'pending', error = NULL, result = NULL, retry_count = 0,"
-          + "        attempt = 0, attempts = NULL, delayed_until = NULL,"
-          + "        started_at = NULL, completed_at = NULL, duration_ms = NULL,"
-          + "        bytes_in = NULL, bytes_out = NULL, item_count = NULL,"
-          + "        progress = NULL, progress_items = NULL, progress_at = NULL,"
-          + "        cancel_requested = false, updated_at = ?, expires_at = "
-          + SettingsStore.EFFECTIVE_RETENTION_END
+          + " UPDATE jobs SET "
+          + RETRY_SET
           + "  WHERE uid = ? AND status = 'failed'"
           + " RETURNING kind, shard)"
           + " SELECT r.kind, pg_notify('"

@@ -16,4 +16,11 @@ public interface QueueMetrics {
 
   /** A failed job of {@code kind} was put back to pending by a caller. */
   default void retried(String kind) {}
+
+  /** {@code count} failed jobs of {@code kind} were put back to pending by one bulk retry. */
+  default void retried(String kind, long count) {
+    for (long i = 0; i < count; i++) {
+      retried(kind);
+    }
+  }
 }

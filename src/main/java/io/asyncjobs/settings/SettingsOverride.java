@@ -116,6 +116,7 @@ public record SettingsOverride(
         maxRunningPerOwner == null ? base.maxRunningPerOwner() : maxRunningPerOwner,
         maxAttempts == null ? base.maxAttempts() : maxAttempts,
         base.retryBackoff(),
-        base.retryBackoffMax());
+        base.retryBackoffMax(),
+        base.paused());
   }
 }

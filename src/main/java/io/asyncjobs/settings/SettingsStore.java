@@ -30,6 +30,20 @@ public class SettingsStore {
        WHERE service = ?
       """;
 
+  /**
+   * SettingsGetInForce: the stored overrides of one service (nulls without any) and whether it is
+   * paused, in one round trip: the owner reads this every tick.
+   */
+  private static final String SETTINGS_GET_IN_FORCE =
+      """
+      SELECT s.retention_seconds, s.max_concurrent, s.job_timeout_seconds, s.max_retries,
+             s.claim_order, s.max_pending_per_owner, s.max_running_per_owner, s.max_attempts,
+             p.service IS NOT NULL
+        FROM (SELECT ?::text AS service) k
+        LEFT JOIN service_settings s ON s.service = k.service
+        LEFT JOIN service_pauses p ON p.service = k.service
+      """;
+
   /** SettingsUpsert: replaces every override of one service (null clears one). */
   private static final String SETTINGS_UPSERT =
       """
@@ -75,9 +89,21 @@ public class SettingsStore {
     return ServiceSettings.fromConfig(config, service);
   }
 
-  /** The settings in force: configuration with the stored overrides applied. */
+  /**
+   * The settings in force: configuration with the stored overrides applied, and whether an admin
+   * paused the service ({@link PauseStore}), read together in one statement.
+   */
   public ServiceSettings effective(String service) {
-    return overrides(service).applyTo(configured(service));
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(SETTINGS_GET_IN_FORCE)) {
+      ps.setString(1, service);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return read(rs).applyTo(configured(service)).withPaused(rs.getBoolean(9));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not read the settings of " + service, e);
+    }
   }
 
   /** The stored overrides of a service; {@link SettingsOverride#NONE} when it has none. */
@@ -86,22 +112,24 @@ public class SettingsStore {
         PreparedStatement ps = c.prepareStatement(SETTINGS_GET_ONE)) {
       ps.setString(1, service);
       try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return SettingsOverride.NONE;
-        }
-        return new SettingsOverride(
-            rs.getObject(1, Long.class),
-            rs.getObject(2, Integer.class),
-            rs.getObject(3, Long.class),
-            rs.getObject(4, Integer.class),
-            rs.getString(5),
-            rs.getObject(6, Integer.class),
-            rs.getObject(7, Integer.class),
-            rs.getObject(8, Integer.class));
+        return rs.next() ? read(rs) : SettingsOverride.NONE;
       }
     } catch (SQLException e) {
       throw new IllegalStateException("could not read the settings of " + service, e);
     }
+  }
+
+  /** The overrides in the first seven columns of the current row. */
+  private static SettingsOverride read(ResultSet rs) throws SQLException {
+    return new SettingsOverride(
+        rs.getObject(1, Long.class),
+        rs.getObject(2, Integer.class),
+        rs.getObject(3, Long.class),
+        rs.getObject(4, Integer.class),
+        rs.getString(5),
+        rs.getObject(6, Integer.class),
+        rs.getObject(7, Integer.class),
+        rs.getObject(8, Integer.class));
   }
 
   /** Replaces the stored overrides of a service; they apply from the owner's next tick. */

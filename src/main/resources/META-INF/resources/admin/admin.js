@@ -369,9 +369,18 @@
       effective: figure(figures, 'Settings in force', 'settings')
     };
     view.settings = buildSettings(card.service, view);
+    view.badge = el('span', { class: 'badge paused', 'data-paused-badge': '', hidden: '' }, ['paused']);
+    view.pauseNote = el('p', { class: 'pause-note', hidden: '' });
+    view.pauseButton = el('button', { type: 'button', class: 'pause', 'data-action': 'pause' }, ['Pause']);
+    view.pauseMessage = el('p', { class: 'message', 'aria-live': 'polite' });
+    view.pauseButton.addEventListener('click', function () {
+      togglePause(card.service, view);
+    });
     view.root = el('article', { class: 'card', 'data-service': card.service, 'aria-labelledby': titleId }, [
-      el('h3', { id: titleId }, [text(card.title)]),
+      el('h3', { id: titleId }, [text(card.title), ' ', view.badge]),
       el('p', { class: 'kind' }, ['kind ', el('code', null, [text(card.service)])]),
+      view.pauseNote,
+      el('div', { class: 'pause-controls' }, [view.pauseButton, view.pauseMessage]),
       counts,
       view.bars,
       figures,
@@ -407,6 +416,49 @@
       })
       .join(' · ');
     showEffective(view, card.settings);
+    showPause(view, card.pause);
+  }
+
+  // ---- Pause and resume ----
+
+  /** The card's badge, note and button as the service's pause says. */
+  function showPause(view, pause) {
+    var paused = !!(pause && pause.paused);
+    view.paused = paused;
+    view.badge.hidden = !paused;
+    view.root.classList.toggle('is-paused', paused);
+    view.pauseButton.textContent = paused ? 'Resume' : 'Pause';
+    view.pauseButton.setAttribute('data-action', paused ? 'resume' : 'pause');
+    view.pauseNote.hidden = !paused;
+    view.pauseNote.textContent = paused
+      ? 'Paused' +
+        (pause.paused_at ? ' since ' + when(pause.paused_at) : '') +
+        (pause.paused_by ? ' by ' + pause.paused_by : '') +
+        (pause.reason ? ': ' + pause.reason : '') +
+        '. Nothing is claimed; running jobs finish and enqueues wait.'
+      : '';
+  }
+
+  function togglePause(service, view) {
+    var action = view.paused ? 'resume' : 'pause';
+    view.pauseButton.disabled = true;
+    api('POST', '/api/admin/services/' + encodeURIComponent(service) + '/' + action, action === 'pause' ? {} : undefined)
+      .then(
+        function (answer) {
+          showPause(view, answer.body);
+          show(
+            view.pauseMessage,
+            action === 'pause'
+              ? 'Paused: the owner claims nothing until you resume.'
+              : 'Resumed: the owner claims again.',
+            false);
+        },
+        function (error) {
+          failed(error, view.pauseMessage, 'Could not ' + action + ': ');
+        })
+      .then(function () {
+        view.pauseButton.disabled = false;
+      });
   }
 
   function showEffective(view, settings) {

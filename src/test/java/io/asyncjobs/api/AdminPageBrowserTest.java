@@ -101,6 +101,7 @@ class AdminPageBrowserTest {
     browser.js("sessionStorage.clear()");
     driver.get("about:blank");
     settings.update(NoopService.KIND, SettingsOverride.NONE);
+    db.update("DELETE FROM service_pauses");
     // Interrupt whatever a test left running, so the next one starts from an idle engine.
     db.update("UPDATE jobs SET cancel_requested = true WHERE status = 'running'");
     noop.runOnce();
@@ -139,6 +140,37 @@ class AdminPageBrowserTest {
     driver.navigate().refresh();
     await("still signed out after a reload", d -> d.findElement(By.id("token")).isDisplayed());
     assertThat(driver.findElement(By.id("dashboard")).isDisplayed()).isFalse();
+  }
+
+  @Test
+  void shouldPauseAServiceFromItsCardShowItAsPausedAndResumeIt() throws Exception {
+    signIn(ADMIN);
+    awaitDashboard();
+    WebElement card = card(NoopService.KIND);
+    WebElement badge = card.findElement(By.cssSelector("[data-paused-badge]"));
+    assertThat(badge.isDisplayed()).isFalse();
+    WebElement button = card.findElement(By.cssSelector("button.pause"));
+    assertThat(button.getText()).isEqualTo("Pause");
+
+    button.click();
+
+    await("the paused badge", d -> badge.isDisplayed());
+    assertThat(badge.getText()).isEqualToIgnoringCase("paused");
+    assertThat(button.getText()).isEqualTo("Resume");
+    assertThat(card.findElement(By.cssSelector(".pause-note")).getText())
+        .contains("Paused")
+        .contains("by user:root");
+    assertThat(db.query("SELECT paused_by FROM service_pauses WHERE service = 'noop'")).hasSize(1);
+    String waiting = enqueueNoop(ALICE, "{}");
+    assertThat(noop.runOnce().claimed()).isZero();
+
+    button.click();
+
+    await("the badge gone", d -> !badge.isDisplayed());
+    assertThat(button.getText()).isEqualTo("Pause");
+    assertThat(db.query("SELECT * FROM service_pauses")).isEmpty();
+    assertThat(noop.runOnce().claimed()).isEqualTo(1);
+    assertThat(waiting).isNotBlank();
   }
 
   @Test

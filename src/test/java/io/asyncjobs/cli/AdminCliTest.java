@@ -58,6 +58,7 @@ class AdminCliTest {
   void clean() {
     db.clearJobs();
     db.update("DELETE FROM service_settings");
+    db.update("DELETE FROM service_pauses");
   }
 
   @AfterEach
@@ -68,6 +69,7 @@ class AdminCliTest {
     noop.runOnce();
     clock.reset();
     db.update("DELETE FROM service_settings");
+    db.update("DELETE FROM service_pauses");
   }
 
   // ---- list ------------------------------------------------------------------------------
@@ -346,6 +348,71 @@ class AdminCliTest {
   }
 
   @Test
+  void shouldPauseAServiceThroughAResetOfItsSettingsAndResumeIt() throws Exception {
+    Result paused = run("pause", "noop", "--reason", "disk swap");
+    assertThat(paused.code()).as(paused.err()).isZero();
+    assertThat(paused.out()).contains("noop is paused since").contains("(disk swap)");
+    UUID waiting = enqueue("noop", Map.of(), "alice");
+    assertThat(noop.runOnce().claimed()).isZero();
+
+    // A reset of the overrides is not a resume.
+    assertThat(run("settings", "noop", "--reset").code()).isZero();
+    JsonNode again = run("pause", "noop", "--json").json();
+    assertThat(again.get("paused").asBoolean()).isTrue();
+    assertThat(again.get("reason").asText()).isEqualTo("disk swap");
+    assertThat(again.get("paused_by").asText()).startsWith("cli:");
+    assertThat(noop.runOnce().claimed()).isZero();
+    assertThat(queue.getJob(waiting).orElseThrow().status).isEqualTo(JobStatus.PENDING);
+
+    Result resumed = run("resume", "noop");
+    assertThat(resumed.code()).isZero();
+    assertThat(resumed.out()).contains("noop runs");
+    runAll(noop);
+    assertThat(queue.getJob(waiting).orElseThrow().status).isEqualTo(JobStatus.DONE);
+
+    Result unknown = run("pause", "nosuch");
+    assertThat(unknown.code()).isEqualTo(AdminCli.NOT_FOUND);
+    assertThat(unknown.err()).contains("no service \"nosuch\"");
+    assertThat(run("resume").code()).isEqualTo(AdminCli.USAGE);
+  }
+
+  @Test
+  void shouldCountWithADryRunThenCancelAndRetryInBulk() throws Exception {
+    List<UUID> alices = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      alices.add(enqueue("noop", Map.of(), "alice"));
+    }
+    UUID bobs = enqueue("noop", Map.of(), "bob");
+
+    Result dry = run("bulk", "cancel", "--kind", "noop", "--owner", "user:alice", "--dry-run");
+    assertThat(dry.code()).as(dry.err()).isZero();
+    assertThat(dry.out()).contains("3 job(s) match").contains("nothing was changed (dry run)");
+    assertThat(queue.getJob(alices.get(0)).orElseThrow().status).isEqualTo(JobStatus.PENDING);
+
+    Result done = run("bulk", "cancel", "--owner", "user:alice");
+    assertThat(done.out()).contains("3 job(s) matched; 3 cancelled in 1 batch(es)");
+    for (UUID uid : alices) {
+      assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.FAILED);
+    }
+    assertThat(queue.getJob(bobs).orElseThrow().status).isEqualTo(JobStatus.PENDING);
+
+    JsonNode retried =
+        run("bulk", "retry", "--kind", "noop", "--created-before", "2100-01-01T00:00:00Z", "--json")
+            .json();
+    assertThat(retried.get("affected").asLong()).isEqualTo(3);
+    assertThat(retried.get("dry_run").asBoolean()).isFalse();
+    assertThat(queue.getJob(alices.get(2)).orElseThrow().status).isEqualTo(JobStatus.PENDING);
+
+    Result none = run("bulk", "cancel");
+    assertThat(none.code()).isEqualTo(AdminCli.USAGE);
+    assertThat(none.err()).contains("give at least one filter");
+    Result bad = run("bulk", "retry", "--status", "done", "--all");
+    assertThat(bad.code()).isEqualTo(AdminCli.USAGE);
+    assertThat(bad.err()).contains("status for a retry must be failed; got \"done\"");
+    assertThat(run("bulk", "delete", "--all").err()).contains("bulk takes cancel or retry");
+  }
+
+  @Test
   void shouldRefuseBadSettingsWithTheApisWordsAndKeepTheOldOnes() {
     settings.update("noop", new SettingsOverride(null, 3, null, null));
     for (String[] bad :
@@ -464,7 +531,17 @@ class AdminCliTest {
     assertThat(overview.code()).isZero();
     assertThat(overview.out()).contains("Exit codes: 0 done, 1 failed, 2 usage error");
     for (String command :
-        List.of("list", "show", "retry", "cancel", "prune", "settings", "owners")) {
+        List.of(
+            "list",
+            "show",
+            "retry",
+            "cancel",
+            "prune",
+            "settings",
+            "owners",
+            "pause",
+            "resume",
+            "bulk")) {
       Result help = run(command, "--help");
       assertThat(help.code()).isZero();
       assertThat(help.out()).startsWith("Usage: admin " + command);

@@ -14,8 +14,8 @@ import org.junit.jupiter.api.BeforeEach;
 
 /**
  * What the tests that drive {@link ControlledService} by hand share: an empty queue and no stored
- * settings before each test, the clock at {@link #T0}, the service's records cleared, and nothing
- * of a test left running for the next one.
+ * settings or pauses before each test, the clock at {@link #T0}, the service's records cleared, and
+ * nothing of a test left running for the next one.
  */
 abstract class ControlledKindFixture {
 
@@ -33,6 +33,7 @@ abstract class ControlledKindFixture {
     service.reset();
     db.clearJobs();
     db.update("DELETE FROM service_settings");
+    db.update("DELETE FROM service_pauses");
     service.runOnce(); // reaps whatever an earlier test left in flight
     service.reset();
     clock.set(T0);
@@ -49,6 +50,7 @@ abstract class ControlledKindFixture {
     service.reset();
     clock.reset();
     db.update("DELETE FROM service_settings");
+    db.update("DELETE FROM service_pauses");
   }
 
   /** Enqueues a job of the controlled kind for the test's owner. */

@@ -29,6 +29,7 @@ public class WakeUpTest {
   @Inject JobQueue queue;
   @Inject Database db;
   @Inject SettingsStore settings;
+  @Inject io.asyncjobs.operations.ServicePauses pauses;
 
   @Test
   void shouldStartAJobOnNotifyAndReapItWhenItsTaskFinishes() throws Exception {
@@ -66,6 +67,28 @@ public class WakeUpTest {
       service.reset();
       service.runOnce(); // reaps, and reads the settings back
       service.reset();
+    }
+  }
+
+  @Test
+  void shouldStartTheWaitingJobsOfAPausedKindTheMomentItIsResumed() throws Exception {
+    db.clearJobs();
+    service.reset();
+    pauses.pause("controlled", "user:root", null);
+    try {
+      service.runOnce(); // reads the pause
+      UUID waiting = queue.enqueue("controlled", Map.of(), null, null, null);
+      assertThat(service.runOnce().claimed()).isZero();
+      assertThat(queue.getJob(waiting).orElseThrow().status).isEqualTo(JobStatus.PENDING);
+
+      pauses.resume("controlled");
+
+      // No runOnce() and no tick: only the resume's NOTIFY can start it.
+      assertThat(service.nextStarted()).isEqualTo(waiting);
+      assertThat(awaitFinalStatus(waiting)).isEqualTo(JobStatus.DONE);
+    } finally {
+      db.update("DELETE FROM service_pauses");
+      service.runOnce();
     }
   }
 

@@ -176,6 +176,8 @@ class DashboardQueriesTest {
     shown(softly, dashboard, recovery, "A", "kind=noop,outcome=requeued").isPositive();
     shown(softly, dashboard, recovery, "D", "kind=noop").isPositive();
     shown(softly, dashboard, "Owner", "A", "shard=all").isEqualTo(1.0);
+    shown(softly, dashboard, "Paused kinds", "A", "kind=deepsearch").isEqualTo(1.0);
+    shown(softly, dashboard, "Paused kinds", "A", "kind=noop").isZero();
     shown(softly, dashboard, "HTTP requests by status", "A", "status=202").isPositive();
     softly.assertAll();
   }
@@ -308,7 +310,16 @@ class DashboardQueriesTest {
     db.update(
         "UPDATE jobs SET created_at = now() - interval '20 minutes'"
             + " WHERE kind = 'noop' AND status = 'pending'");
-    metrics.refreshQueueGauges();
+    // Deepsearch paused for the gauges' refresh; the gauge keeps 1 until the next refresh, and the
+    // row goes at once so no other test finds the kind paused.
+    db.update(
+        "INSERT INTO service_pauses (service, paused_at, paused_by) VALUES ('deepsearch', now(),"
+            + " 'user:root')");
+    try {
+      metrics.refreshQueueGauges();
+    } finally {
+      db.update("DELETE FROM service_pauses");
+    }
     Instant ran = Instant.now();
 
     // A failed scrape would mark every series stale, so only a successful one counts.

@@ -194,6 +194,31 @@ class JobMetricsTest {
   }
 
   @Test
+  void shouldShowAPausedKindAsOneUntilItIsResumed() {
+    try {
+      given()
+          .auth()
+          .oauth2(Tokens.admin("root"))
+          .post("/api/admin/services/noop/pause")
+          .then()
+          .statusCode(200);
+      metrics.refreshQueueGauges();
+      Scrape paused = scrape();
+      assertThat(paused.value("jobs_service_paused", "kind", "noop")).isEqualTo(1);
+      assertThat(paused.value("jobs_service_paused", "kind", "zip")).isZero();
+    } finally {
+      given()
+          .auth()
+          .oauth2(Tokens.admin("root"))
+          .post("/api/admin/services/noop/resume")
+          .then()
+          .statusCode(200);
+    }
+    metrics.refreshQueueGauges();
+    assertThat(scrape().value("jobs_service_paused", "kind", "noop")).isZero();
+  }
+
+  @Test
   void shouldNeverLabelASeriesWithAJobOrAnOwner() throws Exception {
     String uid = enqueueNoop(ALICE, "{\"artifact_bytes\": 10}");
     runAll(noop);

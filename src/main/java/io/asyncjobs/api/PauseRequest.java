@@ -1,0 +1,11 @@
+package io.asyncjobs.api;
+
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+
+/**
+ * The optional body of a pause.
+ *
+ * @param reason why the service is paused, shown on its card; 1 to 500 characters, or left out
+ */
+@Schema(name = "PauseRequest", description = "Why the service is paused; the body may be left out")
+public record PauseRequest(@Schema(example = "storage maintenance until 10:00") String reason) {}

@@ -1,0 +1,274 @@
+package io.asyncjobs.queue;
+
+import io.agroal.api.AgroalDataSource;
+import io.asyncjobs.settings.SettingsStore;
+import io.asyncjobs.time.Clock;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Event;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Cancel or retry every job a filter matches, or only count them. The jobs are walked in uid order
+ * one kind and status at a time (the {@code (kind, status, uid)} index), {@link #BATCH} at a time,
+ * each batch one statement and so its own short transaction: a match of millions never holds one
+ * long transaction or its row locks. A batch does exactly what the single cancel or retry does to
+ * each of its jobs (the same SET lists, {@link JobQueue#CANCEL_SET} and {@link
+ * JobQueue#RETRY_SET}).
+ */
+@ApplicationScoped
+public class JobBulk {
+
+  /** Jobs one batch takes. */
+  public static final int BATCH = 1000;
+
+  /** Before every uid: where a walk starts. */
+  private static final UUID FIRST = new UUID(0, 0);
+
+  /**
+   * Which jobs to act on; every field but the kinds and statuses is optional (null: any).
+   *
+   * @param kinds the kinds to walk, each on its own
+   * @param statuses the statuses to walk, each on its own
+   * @param owner only this owner's jobs
+   * @param createdBefore only jobs created before this time
+   * @param createdAfter only jobs created after this time
+   */
+  public record Filter(
+      List<String> kinds,
+      List<JobStatus> statuses,
+      Owner owner,
+      Instant createdBefore,
+      Instant createdAfter) {
+
+    /** The conditions after {@code kind = ? AND status = ?}, each with its parameters. */
+    String conditions() {
+      return (owner != null ? " AND owner_kind = ? AND owner_id = ?" : "")
+          + (createdBefore != null ? " AND created_at < ?" : "")
+          + (createdAfter != null ? " AND created_at > ?" : "");
+    }
+  }
+
+  /**
+   * What a bulk action did.
+   *
+   * @param matched jobs the filter matched
+   * @param affected jobs cancelled or retried (0 in a dry run)
+   * @param batches batches that matched any job
+   */
+  public record Outcome(long matched, long affected, int batches) {}
+
+  private final AgroalDataSource dataSource;
+  private final SettingsStore settings;
+  private final Clock clock;
+  private final QueueMetrics metrics;
+  private final Event<JobsEnqueued> enqueued;
+
+  JobBulk(
+      AgroalDataSource dataSource,
+      SettingsStore settings,
+      Clock clock,
+      QueueMetrics metrics,
+      Event<JobsEnqueued> enqueued) {
+    this.dataSource = dataSource;
+    this.settings = settings;
+    this.clock = clock;
+    this.metrics = metrics;
+    this.enqueued = enqueued;
+  }
+
+  /** The next batch's uids: the filter's jobs of one kind and status after the cursor. */
+  private static String batch(Filter filter) {
+    return "WITH batch AS (SELECT uid FROM jobs WHERE kind = ? AND status = ?"
+        + filter.conditions()
+        + " AND uid > ? ORDER BY uid LIMIT ?)";
+  }
+
+  /** The batch's size and last uid, the first two columns of every batch statement's answer. */
+  private static final String BATCH_FIGURES =
+      "SELECT (SELECT count(*) FROM batch), (SELECT uid FROM batch ORDER BY uid DESC LIMIT 1)";
+
+  /** JobCountBatch: counts one batch, changing nothing (a dry run). */
+  private static String countSql(Filter filter) {
+    return batch(filter) + BATCH_FIGURES + ", 0";
+  }
+
+  /**
+   * JobCancelBatch: cancels one batch as JobCancelOne cancels one job: a pending job fails at once,
+   * a running one is flagged for its owner to stop. A job whose status changed since the walk read
+   * it is cancelled only when its new status is still one the filter allows.
+   */
+  private static String cancelSql(Filter filter) {
+    return batch(filter)
+        + ", cancelled AS (UPDATE jobs SET "
+        + JobQueue.CANCEL_SET
+        + " WHERE uid IN (SELECT uid FROM batch) AND status = ANY (?::text[]) RETURNING 1) "
+        + BATCH_FIGURES
+        + ", (SELECT count(*) FROM cancelled)";
+  }
+
+  /**
+   * JobRetryBatch: retries one batch as JobRetryOne retries one job (pending again, same uid), and
+   * wakes the owner of each shard it touched, asking it to claim from the head.
+   */
+  private static String retrySql(Filter filter) {
+    return batch(filter)
+        + ", retried AS (UPDATE jobs SET "
+        + JobQueue.RETRY_SET
+        + " WHERE uid IN (SELECT uid FROM batch) AND status = 'failed' RETURNING kind, shard),"
+        + " woken AS (SELECT pg_notify('"
+        + JobQueue.ENQUEUED_CHANNEL
+        + "', "
+        + JobQueue.wakePayload("r")
+        + " || '"
+        + JobQueue.FROM_HEAD
+        + "') FROM (SELECT DISTINCT kind, shard FROM retried) r) "
+        + BATCH_FIGURES
+        + ", (SELECT count(*) FROM retried), (SELECT count(*) FROM woken)";
+  }
+
+  /** Counts the jobs the filter matches, batch by batch as a real run would, changing nothing. */
+  public Outcome count(Filter filter) {
+    return walk(filter, Action.COUNT);
+  }
+
+  /**
+   * Cancels every job the filter matches: pending ones fail at once, running ones are asked to
+   * stop.
+   */
+  public Outcome cancel(Filter filter) {
+    return walk(filter, Action.CANCEL);
+  }
+
+  /** Retries every failed job the filter matches, and wakes their owners. */
+  public Outcome retry(Filter filter) {
+    return walk(filter, Action.RETRY);
+  }
+
+  private enum Action {
+    COUNT,
+    CANCEL,
+    RETRY
+  }
+
+  private Outcome walk(Filter filter, Action action) {
+    String sql =
+        switch (action) {
+          case COUNT -> countSql(filter);
+          case CANCEL -> cancelSql(filter);
+          case RETRY -> retrySql(filter);
+        };
+    String[] allowed = filter.statuses().stream().map(JobStatus::dbValue).toArray(String[]::new);
+    long matched = 0;
+    long affected = 0;
+    int batches = 0;
+    try (Connection c = dataSource.getConnection()) {
+      for (String kind : filter.kinds()) {
+        long retried = 0;
+        for (JobStatus status : filter.statuses()) {
+          UUID cursor = FIRST;
+          while (true) {
+            long[] figures = new long[2];
+            cursor = oneBatch(c, sql, filter, action, kind, status, allowed, cursor, figures);
+            if (figures[0] == 0) {
+              break;
+            }
+            matched += figures[0];
+            affected += figures[1];
+            batches++;
+            if (action == Action.RETRY) {
+              retried += figures[1];
+            }
+            if (figures[0] < BATCH) {
+              break;
+            }
+          }
+        }
+        if (retried > 0) {
+          metrics.retried(kind, retried);
+          enqueued.fire(new JobsEnqueued(kind, null, true));
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "a bulk "
+              + action.name().toLowerCase(java.util.Locale.ROOT)
+              + " failed after "
+              + affected
+              + " job(s)",
+          e);
+    }
+    return new Outcome(matched, affected, batches);
+  }
+
+  /**
+   * Binds {@link SettingsStore#EFFECTIVE_RETENTION_END}'s three parameters from {@code at}.
+   *
+   * @return the index after them
+   */
+  private int bindRetentionEnd(PreparedStatement ps, int at, String kind, Instant now)
+      throws SQLException {
+    ps.setObject(at, JobRows.timestamp(now));
+    ps.setString(at + 1, kind);
+    ps.setLong(at + 2, settings.configured(kind).retention().toSeconds());
+    return at + 3;
+  }
+
+  /**
+   * Runs one batch statement, committed on its own, and puts its size and the jobs it changed in
+   * {@code figures}.
+   *
+   * @return the last uid of the batch: where the next one starts
+   */
+  private UUID oneBatch(
+      Connection c,
+      String sql,
+      Filter filter,
+      Action action,
+      String kind,
+      JobStatus status,
+      String[] allowed,
+      UUID cursor,
+      long[] figures)
+      throws SQLException {
+    Instant now = clock.now();
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      int i = 1;
+      ps.setString(i++, kind);
+      ps.setString(i++, status.dbValue());
+      if (filter.owner() != null) {
+        ps.setString(i++, filter.owner().kind());
+        ps.setString(i++, filter.owner().id());
+      }
+      if (filter.createdBefore() != null) {
+        ps.setObject(i++, JobRows.timestamp(filter.createdBefore()));
+      }
+      if (filter.createdAfter() != null) {
+        ps.setObject(i++, JobRows.timestamp(filter.createdAfter()));
+      }
+      ps.setObject(i++, cursor);
+      ps.setInt(i++, BATCH);
+      if (action == Action.CANCEL) {
+        ps.setObject(i++, JobRows.timestamp(now));
+        i = bindRetentionEnd(ps, i, kind, now);
+        ps.setObject(i++, JobRows.timestamp(now));
+        ps.setArray(i, c.createArrayOf("text", allowed));
+      } else if (action == Action.RETRY) {
+        ps.setObject(i++, JobRows.timestamp(now));
+        bindRetentionEnd(ps, i, kind, now);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        figures[0] = rs.getLong(1);
+        figures[1] = rs.getLong(3);
+        UUID last = rs.getObject(2, UUID.class);
+        return last == null ? cursor : last;
+      }
+    }
+  }
+}
