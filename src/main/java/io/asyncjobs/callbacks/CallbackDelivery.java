@@ -6,6 +6,7 @@ import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.auth.DownloadLinks;
 import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.engine.Deliveries;
+import io.asyncjobs.metrics.JobMetrics;
 import io.asyncjobs.operations.JobView;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobRows;
@@ -294,8 +295,7 @@ public class CallbackDelivery implements Deliveries {
       return;
     }
     Counter.builder("jobs.callbacks")
-        .description(
-            "Callback deliveries by outcome: delivered (2xx), failed (tried again later), gave-up")
+        .description(JobMetrics.CALLBACKS_DESCRIPTION)
         .tag("kind", kind)
         .tag("outcome", outcome)
         .register(registry)

@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -87,6 +88,12 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
   private final ServiceManager services;
   private final ConcurrentMap<String, KindMeters> kinds = new ConcurrentHashMap<>();
   private final ConcurrentMap<ShardKey, ShardMeters> shardMeters = new ConcurrentHashMap<>();
+  private final ConcurrentMap<OwnerKey, OwnerMeter> ownerMeters = new ConcurrentHashMap<>();
+
+  /** What {@code jobs_callbacks_total} counts; the same words wherever it is registered. */
+  public static final String CALLBACKS_DESCRIPTION =
+      "Callback deliveries by outcome: delivered (2xx), failed (tried again later), gave-up";
+
   private volatile boolean refreshFailing;
   private final OwnerLocks ownerLocks;
   private final Duration followerInterval;
@@ -230,6 +237,29 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
       m.paused.set(paused.contains(kind) ? 1 : 0);
     }
     refreshShardGauges(depths.byShard());
+    refreshOwnerGauges(depths.oldestDueByOwner());
+  }
+
+  /**
+   * Sets the waiting-time gauge of each kind's owners waiting longest ({@link
+   * QueueDepths#OWNERS_SHOWN} per kind, so the series stay few however many owners there are); an
+   * owner that left that set loses its gauge.
+   */
+  private void refreshOwnerGauges(Map<String, Map<String, Instant>> byKind) {
+    Set<OwnerKey> shown = new HashSet<>();
+    byKind.forEach(
+        (kind, owners) ->
+            owners.forEach(
+                (owner, since) -> {
+                  OwnerKey key = new OwnerKey(kind, owner);
+                  shown.add(key);
+                  ownerMeters.computeIfAbsent(key, OwnerMeter::new).since.set(since);
+                }));
+    for (OwnerKey key : Set.copyOf(ownerMeters.keySet())) {
+      if (!shown.contains(key)) {
+        registry.remove(ownerMeters.remove(key).gauge);
+      }
+    }
   }
 
   /**
@@ -262,6 +292,36 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
   // ---- meters ----------------------------------------------------------------------------
 
   private record ShardKey(String kind, String shard) {}
+
+  private record OwnerKey(String kind, String owner) {}
+
+  /** Seconds since {@code oldest}, 0 when it is null. */
+  private double ageSeconds(AtomicReference<Instant> oldest) {
+    Instant created = oldest.get();
+    if (created == null) {
+      return 0;
+    }
+    return Math.max(0, Duration.between(created, clock.now()).toMillis() / 1000.0);
+  }
+
+  /** How long one owner's longest-waiting due job of a kind has waited. */
+  private final class OwnerMeter {
+    final AtomicReference<Instant> since = new AtomicReference<>();
+    final Gauge gauge;
+
+    OwnerMeter(OwnerKey key) {
+      gauge =
+          Gauge.builder("jobs.owner.oldest.due.age", since, JobMetrics.this::ageSeconds)
+              .description(
+                  "Seconds the owner's longest-waiting due job of the kind has waited for its"
+                      + " turn; only the owners waiting longest, ten per kind")
+              .tag("kind", key.kind())
+              .tag("owner", key.owner())
+              .baseUnit("seconds")
+              .strongReference(true)
+              .register(registry);
+    }
+  }
 
   /** The queue gauges of one shard of a kind: its pending and running jobs. */
   private final class ShardMeters {
@@ -353,6 +413,15 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
       putBackDatabase = putBack(kind, "database");
       putBackGivenUp = putBack(kind, "given-up");
       putBackTransient = putBack(kind, "transient-failure");
+      // The callbacks' counters, at 0 from the start so that a rate sees their first delivery;
+      // the deliveries (io.asyncjobs.callbacks) count into these same meters.
+      for (String outcome : List.of("delivered", "failed", "gave-up")) {
+        Counter.builder("jobs.callbacks")
+            .description(CALLBACKS_DESCRIPTION)
+            .tag("kind", kind)
+            .tag("outcome", outcome)
+            .register(registry);
+      }
       adopted =
           counter(
               "jobs.adopted",
@@ -374,7 +443,7 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
             .strongReference(true)
             .register(registry);
       }
-      Gauge.builder("jobs.oldest.pending.age", oldestPending, this::ageSeconds)
+      Gauge.builder("jobs.oldest.pending.age", oldestPending, JobMetrics.this::ageSeconds)
           .description("Seconds the oldest pending job has waited, 0 when none is pending")
           .tag("kind", kind)
           .baseUnit("seconds")
@@ -393,14 +462,6 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
           .baseUnit("seconds")
           .strongReference(true)
           .register(registry);
-    }
-
-    private double ageSeconds(AtomicReference<Instant> oldest) {
-      Instant created = oldest.get();
-      if (created == null) {
-        return 0;
-      }
-      return Math.max(0, Duration.between(created, clock.now()).toMillis() / 1000.0);
     }
 
     private Counter counter(String name, String kind, String description) {

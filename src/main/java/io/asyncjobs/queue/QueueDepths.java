@@ -32,6 +32,23 @@ public class QueueDepths {
       SELECT kind, NULL, status, jobs, NULL FROM job_totals
       """;
 
+  /** How many owners per kind the waiting-time gauges show: those waiting longest. */
+  public static final int OWNERS_SHOWN = 10;
+
+  /**
+   * JobOldestDueByOwner: for each kind and owner with due pending jobs, when its longest-waiting
+   * one became due (its creation, or its run_after when later). Delayed jobs not yet due, and jobs
+   * waiting out a retry's backoff, are not waiting for a turn and are left out.
+   */
+  public static final String JOB_OLDEST_DUE_BY_OWNER =
+      """
+      SELECT kind, COALESCE(owner_kind, '') || ':' || COALESCE(owner_id, ''),
+             min(GREATEST(created_at, COALESCE(run_after, created_at)))
+        FROM jobs
+       WHERE status = 'pending' AND delayed_until IS NULL
+       GROUP BY 1, 2
+      """;
+
   private final AgroalDataSource dataSource;
 
   QueueDepths(AgroalDataSource dataSource) {
@@ -74,7 +91,31 @@ public class QueueDepths {
         }
       }
     }
-    return new Depths(counts, byShard, oldest);
+    return new Depths(counts, byShard, oldest, oldestDueByOwner());
+  }
+
+  /** Per kind, the {@value #OWNERS_SHOWN} owners waiting longest, and since when. */
+  private Map<String, Map<String, Instant>> oldestDueByOwner() throws SQLException {
+    Map<String, Map<String, Instant>> all = new HashMap<>();
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_OLDEST_DUE_BY_OWNER);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        all.computeIfAbsent(rs.getString(1), k -> new HashMap<>())
+            .put(rs.getString(2), rs.getObject(3, OffsetDateTime.class).toInstant());
+      }
+    }
+    Map<String, Map<String, Instant>> shown = new HashMap<>();
+    all.forEach(
+        (kind, owners) -> {
+          Map<String, Instant> top = new HashMap<>();
+          owners.entrySet().stream()
+              .sorted(Map.Entry.comparingByValue())
+              .limit(OWNERS_SHOWN)
+              .forEach(e -> top.put(e.getKey(), e.getValue()));
+          shown.put(kind, top);
+        });
+    return shown;
   }
 
   /**
@@ -83,9 +124,12 @@ public class QueueDepths {
    * @param counts per kind, jobs by status (a status without jobs is absent)
    * @param byShard per kind and shard, its pending and running jobs by status
    * @param oldestPending per kind, the creation time of its oldest pending job
+   * @param oldestDueByOwner per kind, the owners waiting longest (owner key {@code kind:id}) and
+   *     since when their longest-waiting due job became due
    */
   public record Depths(
       Map<String, Map<JobStatus, Long>> counts,
       Map<String, Map<String, Map<JobStatus, Long>>> byShard,
-      Map<String, Instant> oldestPending) {}
+      Map<String, Instant> oldestPending,
+      Map<String, Map<String, Instant>> oldestDueByOwner) {}
 }

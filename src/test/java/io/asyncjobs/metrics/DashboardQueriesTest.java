@@ -1,5 +1,6 @@
 package io.asyncjobs.metrics;
 
+import static io.asyncjobs.testing.Jobs.as;
 import static io.asyncjobs.testing.Jobs.enqueue;
 import static io.asyncjobs.testing.Jobs.runUntilIdle;
 import static io.restassured.RestAssured.given;
@@ -24,6 +25,7 @@ import io.asyncjobs.testing.Tokens;
 import io.quarkus.arc.Arc;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
 import java.net.URL;
 import java.nio.file.Files;
@@ -103,6 +105,7 @@ class DashboardQueriesTest {
   @Inject TestClock clock;
   @Inject Database db;
   @Inject DataDirectory data;
+  @Inject io.asyncjobs.callbacks.CallbackDelivery deliveries;
 
   @Test
   void shouldPassPromtoolCheckRules() throws Exception {
@@ -179,6 +182,13 @@ class DashboardQueriesTest {
     shown(softly, dashboard, "Paused kinds", "A", "kind=deepsearch").isEqualTo(1.0);
     shown(softly, dashboard, "Paused kinds", "A", "kind=noop").isZero();
     shown(softly, dashboard, "HTTP requests by status", "A", "status=202").isPositive();
+    String retries = "Retries and callbacks";
+    shown(softly, dashboard, retries, "A", "kind=noop").isPositive();
+    shown(softly, dashboard, retries, "A", "kind=zip").isZero();
+    shown(softly, dashboard, retries, "B", "kind=noop,outcome=failed").isPositive();
+    shown(softly, dashboard, retries, "B", "kind=zip,outcome=gave-up").isZero();
+    shown(softly, dashboard, "Longest wait per owner", "A", "kind=noop,owner=user:" + OWNER)
+        .isGreaterThan(900);
     softly.assertAll();
   }
 
@@ -250,6 +260,36 @@ class DashboardQueriesTest {
    * and the rest after it (so rate() and increase() see them move), then waits until a scrape has
    * seen them all and every rule was evaluated on that scrape. Once per class.
    */
+  /**
+   * A noop job that fails transiently once under max-attempts 2 (put back, then done), and one
+   * whose callback goes to a port nothing listens on (a failed delivery).
+   */
+  private void retriedAndCalledBack() throws Exception {
+    settings.update(
+        NoopService.KIND, new SettingsOverride(null, null, null, null, null, null, null, 2));
+    try {
+      String retried = enqueue(TOKEN, "noop", "{\"fail_attempts\": 1}");
+      noop.runOnce();
+      assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
+      noop.runOnce();
+      assertThat(db.update("UPDATE jobs SET delayed_until = now() WHERE uid = ?::uuid", retried))
+          .as("put back after its transient failure")
+          .isEqualTo(1);
+      as(TOKEN)
+          .contentType(ContentType.JSON)
+          .queryParam("callback_url", "http://127.0.0.1:1/hook")
+          .body("{}")
+          .post("/api/noop")
+          .then()
+          .statusCode(202);
+      runUntilIdle(noop, db);
+      noop.runOnce(); // delivers the callback of the job that ended last
+      assertThat(deliveries.awaitIdle(Duration.ofSeconds(20))).isTrue();
+    } finally {
+      settings.update(NoopService.KIND, SettingsOverride.NONE);
+    }
+  }
+
   private void scrapedAfterJobsRan() throws Exception {
     if (runFailed != null) {
       fail("the run before the first query failed", runFailed);
@@ -303,6 +343,7 @@ class DashboardQueriesTest {
     runUntilIdle(noop, db);
     runUntilIdle(zip, db);
     runUntilIdle(deepsearch, db);
+    retriedAndCalledBack();
     cancelPendingAndRunning();
     timeOut();
     // Waiting for 20 minutes: past the oldest-pending alert's 15.
