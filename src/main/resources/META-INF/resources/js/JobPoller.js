@@ -6,6 +6,11 @@
  * When streaming is not available, the stream request fails, or the stream ends before the
  * job finished, it polls GET <status url> instead, backing off while nothing changes.
  *
+ * JobPoller.enqueue(kindUrl, payload, options) adds the job first: it sends the payload with the
+ * options a browser may set (priority, a delay or start time, a completion callback, an
+ * idempotency key) as the API's query parameters, and resolves with the 202 answer, whose
+ * status_url run() then follows.
+ *
  * No dependencies and no build step: loaded with a classic <script> it defines
  * window.JobPoller; under CommonJS it is module.exports as well. See docs/jobpoller.md.
  */
@@ -125,6 +130,7 @@
     var lastJob = null;
     var lastStatus = null;
     var lastProgress = '';
+    var lastAttempt = 0; // failed attempts seen so far, for onRetry
     var controller = null; // aborts the request in flight
     var pollTimer = null;
     var timeoutTimer = null;
@@ -170,6 +176,13 @@
       var changed = job.status !== lastStatus;
       lastStatus = job.status;
       call(opts.onUpdate, job);
+      var attempt = typeof job.attempt === 'number' ? job.attempt : 0;
+      if (attempt > lastAttempt) {
+        lastAttempt = attempt;
+        changed = true;
+        // The job failed transiently and waits for its next try (retry_at), or that was its last.
+        if (!stopped && job.status === 'pending') call(opts.onRetry, job);
+      }
       var key = progressKey(job.progress);
       if (job.progress && key !== lastProgress) {
         lastProgress = key;
@@ -311,5 +324,59 @@
     };
   }
 
-  return { run: run, createSseParser: createSseParser };
+  /** The enqueue options a caller may set, by their query parameter's name. */
+  var ENQUEUE_PARAMETERS = {
+    priority: 'priority',
+    delaySeconds: 'delay_seconds',
+    runAfter: 'run_after',
+    callbackUrl: 'callback_url',
+  };
+
+  /**
+   * POSTs one job to kindUrl (for example '/api/zip') and resolves with the 202 answer ({uid,
+   * status_url, events_url, ...}). options: token, headers, fetch as for run(); priority (-10 to
+   * 10), delaySeconds or runAfter (a Date or an RFC 3339 string), callbackUrl, idempotencyKey.
+   * A refusal rejects with an Error whose status and problem (the API's problem document) say why.
+   */
+  function enqueue(kindUrl, payload, options) {
+    var opts = options || {};
+    if (!kindUrl) throw new TypeError('JobPoller.enqueue: a kind URL is needed');
+    if (typeof opts.fetch !== 'function' && typeof fetch !== 'function') {
+      throw new TypeError('JobPoller.enqueue: this environment has no fetch(); pass options.fetch');
+    }
+    var query = [];
+    for (var key in ENQUEUE_PARAMETERS) {
+      var value = opts[key];
+      if (value === undefined || value === null) continue;
+      if (value instanceof Date) value = value.toISOString();
+      query.push(ENQUEUE_PARAMETERS[key] + '=' + encodeURIComponent(String(value)));
+    }
+    var url = String(kindUrl) + (query.length ? (kindUrl.indexOf('?') < 0 ? '?' : '&') : '');
+    url += query.join('&');
+    var headers = copyHeaders(opts.headers, {
+      Accept: 'application/json',
+      'Content-Type': 'application/json',
+    });
+    if (opts.token) headers.Authorization = 'Bearer ' + opts.token;
+    if (opts.idempotencyKey) headers['Idempotency-Key'] = String(opts.idempotencyKey);
+    var init = { method: 'POST', headers: headers, body: JSON.stringify(payload || {}) };
+    var sent = typeof opts.fetch === 'function' ? opts.fetch(url, init) : fetch(url, init);
+    return sent.then(function (response) {
+      return response
+        .json()
+        .catch(function () {
+          return null;
+        })
+        .then(function (body) {
+          if (response.ok) return body;
+          var detail = body && (body.detail || body.title);
+          var error = new Error('HTTP ' + response.status + (detail ? ': ' + detail : ''));
+          error.status = response.status;
+          error.problem = body;
+          throw error;
+        });
+    });
+  }
+
+  return { run: run, enqueue: enqueue, createSseParser: createSseParser };
 });

@@ -53,6 +53,7 @@ class JobPollerBrowserTest {
   @Inject Database db;
   @Inject NoopService noop;
   @Inject TestClock clock;
+  @Inject io.asyncjobs.settings.SettingsStore settings;
 
   @BeforeAll
   static void startBrowser() throws IOException {
@@ -115,6 +116,72 @@ class JobPollerBrowserTest {
                 + "}).catch(function (e) { done(String(e)); });",
             done.get("download_url"));
     assertThat(download).as("status and length of the download").isEqualTo("200 2048");
+  }
+
+  @Test
+  void shouldEnqueueWithTheBrowsersOptionsAndReportATransientFailuresRetry() throws Exception {
+    settings.update(
+        NoopService.KIND,
+        new io.asyncjobs.settings.SettingsOverride(null, null, null, null, null, null, null, 2));
+    try {
+      @SuppressWarnings("unchecked")
+      Map<String, Object> answer =
+          (Map<String, Object>)
+              driver.executeAsyncScript(
+                  "var done = arguments[arguments.length - 1];"
+                      + "JobPoller.enqueue('/api/noop', {fail_attempts: 1}, {token: arguments[0],"
+                      + "  priority: -3, runAfter: new Date(Date.now() - 1000),"
+                      + "  callbackUrl: 'http://builds.ci.svc.cluster.local/hooks/a?b=1&c=2',"
+                      + "  idempotencyKey: 'browser-1'})"
+                      + ".then(function (job) { done(job); })"
+                      + ".catch(function (e) { done({error: String(e)}); });",
+                  ALICE);
+      assertThat(answer).containsKey("status_url").doesNotContainKey("error");
+      String statusUrl = (String) answer.get("status_url");
+      Map<String, Object> row =
+          db.query(
+                  "SELECT priority, run_after, callback_url, idempotency_key FROM jobs"
+                      + " WHERE uid = ?::uuid",
+                  uid(statusUrl))
+              .get(0);
+      assertThat(((Number) row.get("priority")).intValue()).isEqualTo(-3);
+      assertThat(row.get("run_after")).as("a Date a second ago: due at once, kept").isNotNull();
+      assertThat(row.get("callback_url"))
+          .as("encoded in the query, decoded by the API")
+          .isEqualTo("http://builds.ci.svc.cluster.local/hooks/a?b=1&c=2");
+      assertThat(row.get("idempotency_key")).isEqualTo("browser-1");
+
+      int poller = start(statusUrl, ALICE, Map.of());
+      awaitEvent(poller, "update");
+      noop.runOnce();
+      assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
+      noop.runOnce(); // the transient failure: back to pending, tried again after a backoff
+      Map<String, Object> retry = job(awaitEvent(poller, "retry"));
+      assertThat(retry.get("attempt")).isEqualTo(1);
+      assertThat(retry.get("retry_at")).isNotNull();
+
+      db.update("UPDATE jobs SET delayed_until = now() WHERE uid = ?::uuid", uid(statusUrl));
+      runAll(noop);
+      assertThat(job(awaitEvent(poller, "done")).get("attempt")).isEqualTo(1);
+      assertThat(events(poller, "retry")).as("one retry, reported once").hasSize(1);
+    } finally {
+      settings.update(NoopService.KIND, io.asyncjobs.settings.SettingsOverride.NONE);
+    }
+  }
+
+  @Test
+  void shouldRejectARefusedEnqueueWithTheProblem() {
+    Object refused =
+        driver.executeAsyncScript(
+            "var done = arguments[arguments.length - 1];"
+                + "JobPoller.enqueue('/api/noop', {}, {token: arguments[0],"
+                + "  callbackUrl: 'http://example.com/hook'})"
+                + ".then(function () { done('enqueued'); })"
+                + ".catch(function (e) { done(e.status + ' ' + e.problem.detail); });",
+            ALICE);
+    assertThat((String) refused)
+        .startsWith("400 callback_url's host example.com is not among the hosts");
+    assertThat(db.query("SELECT count(*) AS n FROM jobs").get(0).get("n")).isEqualTo(0L);
   }
 
   @Test
