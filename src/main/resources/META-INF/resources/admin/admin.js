@@ -624,6 +624,84 @@
       });
   }
 
+  // ---- Bulk actions ----
+
+  var pendingBulk = null; // {action, filter, matched} counted and waiting for confirmation
+
+  /** The bulk filter: the jobs filter's kind, status and owner, and the creation times. */
+  function bulkFilter(action) {
+    var filter = {};
+    var kind = $('filter-kind').value;
+    var status = $('filter-status').value;
+    var ownerKind = $('filter-owner-kind').value.trim();
+    var ownerId = $('filter-owner-id').value;
+    if (kind) filter.kind = kind;
+    if (status) filter.status = status;
+    if (ownerKind || ownerId) {
+      filter.owner_kind = ownerKind || 'user';
+      filter.owner_id = ownerId;
+    }
+    var after = $('bulk-created-after').value;
+    var before = $('bulk-created-before').value;
+    // datetime-local is the browser's local time; the API takes RFC 3339 instants.
+    if (after) filter.created_after = new Date(after).toISOString();
+    if (before) filter.created_before = new Date(before).toISOString();
+    return filter;
+  }
+
+  function countForBulk(action) {
+    var filter = bulkFilter(action);
+    var message = $('bulk-message');
+    $('bulk-confirm').hidden = true;
+    pendingBulk = null;
+    show(message, 'Counting…', false);
+    var dry = Object.assign({}, filter, { dry_run: true });
+    api('POST', '/api/admin/jobs/' + action, dry).then(
+      function (answer) {
+        var matched = (answer.body && answer.body.matched) || 0;
+        if (matched === 0) {
+          show(message, 'No job matches; nothing to ' + action + '.', false);
+          return;
+        }
+        pendingBulk = { action: action, filter: filter, matched: matched };
+        show(message, matched.toLocaleString('en') + ' jobs match.', false);
+        $('bulk-go').textContent =
+          (action === 'cancel' ? 'Cancel ' : 'Retry ') + matched.toLocaleString('en') + ' jobs';
+        $('bulk-confirm').hidden = false;
+      },
+      function (error) {
+        failed(error, message, 'Could not count the jobs: ');
+      });
+  }
+
+  function runBulk() {
+    var bulk = pendingBulk;
+    if (!bulk) return;
+    pendingBulk = null;
+    $('bulk-confirm').hidden = true;
+    var message = $('bulk-message');
+    show(message, (bulk.action === 'cancel' ? 'Cancelling' : 'Retrying') + '…', false);
+    api('POST', '/api/admin/jobs/' + bulk.action, bulk.filter).then(
+      function (answer) {
+        var result = answer.body || {};
+        show(
+          message,
+          (bulk.action === 'cancel' ? 'Cancelled ' : 'Retried ') +
+            (result.affected || 0).toLocaleString('en') +
+            ' jobs in ' +
+            (result.batches || 0) +
+            (result.batches === 1 ? ' batch' : ' batches') +
+            (result.affected !== bulk.matched
+              ? ' (' + bulk.matched.toLocaleString('en') + ' matched when counted; the rest changed meanwhile).'
+              : '.'),
+          false);
+        loadJobs();
+      },
+      function (error) {
+        failed(error, message, 'The ' + bulk.action + ' failed: ');
+      });
+  }
+
   // ---- Jobs ----
 
   function filteredUrl() {
@@ -836,6 +914,18 @@
     setTimeout(function () {
       if (token) applyFilters();
     }, 0);
+  });
+  $('bulk-cancel').addEventListener('click', function () {
+    countForBulk('cancel');
+  });
+  $('bulk-retry').addEventListener('click', function () {
+    countForBulk('retry');
+  });
+  $('bulk-go').addEventListener('click', runBulk);
+  $('bulk-keep').addEventListener('click', function () {
+    pendingBulk = null;
+    $('bulk-confirm').hidden = true;
+    show($('bulk-message'), 'Nothing changed.', false);
   });
   $('page-older').addEventListener('click', function () {
     if (!nextPage) return;

@@ -322,6 +322,61 @@ class AdminPageBrowserTest {
   }
 
   @Test
+  void shouldCountThenCancelAndRetryEveryJobTheFilterMatches() throws Exception {
+    for (int i = 0; i < 3; i++) {
+      enqueueNoop(BOB, "{}");
+    }
+    String alicesPending = enqueueNoop(ALICE, "{}");
+    signIn(ADMIN);
+    awaitDashboard();
+    driver.findElement(By.cssSelector("#bulk summary")).click();
+    driver.findElement(By.id("filter-owner-id")).sendKeys("bob", Keys.ENTER);
+
+    driver.findElement(By.id("bulk-cancel")).click();
+    assertThat(awaitMessage("bulk-message", "3 jobs")).isEqualTo("3 jobs match.");
+    assertThat(pendingOf("bob")).as("counting changes nothing").isEqualTo(3);
+    WebElement go = driver.findElement(By.id("bulk-go"));
+    assertThat(go.getText()).isEqualTo("Cancel 3 jobs");
+    go.click();
+    assertThat(awaitMessage("bulk-message", "Cancelled")).isEqualTo("Cancelled 3 jobs in 1 batch.");
+    assertThat(pendingOf("bob")).isZero();
+    assertThat(status(alicesPending)).as("another owner's job").isEqualTo("pending");
+
+    new Select(driver.findElement(By.id("filter-status"))).selectByValue("failed");
+    driver.findElement(By.id("bulk-retry")).click();
+    assertThat(awaitMessage("bulk-message", "3 jobs")).isEqualTo("3 jobs match.");
+    driver.findElement(By.id("bulk-keep")).click();
+    assertThat(awaitMessage("bulk-message", "Nothing")).isEqualTo("Nothing changed.");
+    assertThat(pendingOf("bob")).isZero();
+    driver.findElement(By.id("bulk-retry")).click();
+    awaitMessage("bulk-message", "3 jobs");
+    driver.findElement(By.id("bulk-go")).click();
+    assertThat(awaitMessage("bulk-message", "Retried")).isEqualTo("Retried 3 jobs in 1 batch.");
+    assertThat(pendingOf("bob")).isEqualTo(3);
+
+    // A filter the API refuses (a cancel of failed jobs), and one that matches nothing, say so.
+    driver.findElement(By.id("bulk-cancel")).click();
+    assertThat(awaitMessage("bulk-message", "Could not"))
+        .isEqualTo(
+            "Could not count the jobs: status for a cancel must be pending or running; got"
+                + " \"failed\"");
+    assertThat(driver.findElement(By.id("bulk-confirm")).isDisplayed()).isFalse();
+    new Select(driver.findElement(By.id("filter-status"))).selectByValue("");
+    driver.findElement(By.id("filter-owner-id")).clear();
+    driver.findElement(By.id("filter-owner-id")).sendKeys("carol", Keys.ENTER);
+    driver.findElement(By.id("bulk-cancel")).click();
+    assertThat(awaitMessage("bulk-message", "No job"))
+        .isEqualTo("No job matches; nothing to cancel.");
+  }
+
+  private long pendingOf(String owner) {
+    return (Long)
+        db.query("SELECT count(*) AS n FROM jobs WHERE owner_id = ? AND status = 'pending'", owner)
+            .get(0)
+            .get("n");
+  }
+
+  @Test
   void shouldShowTheApiProblemWhenAnActionComesTooLate() throws Exception {
     String uid = enqueueNoop(ALICE, "{}");
     signIn(ADMIN);
