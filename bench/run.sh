@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks. Usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards
+# Benchmarks. Usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards|fairness
 #
 # Each suite starts its own PostgreSQL on loopback (Debian's postgresql-15 binaries; installed with
 # apt when missing), measures a reference on that same machine, then runs the benchmark and prints
@@ -20,13 +20,15 @@
 #   kinds   each kind against the everyday tool a user would run instead (bench/kinds.sh).
 #   peers   the engine beside other PostgreSQL job queues (bench/peers.sh).
 #   shards  waiting and CPU-bound jobs drained by 1, 2 and 3 replicas sharing shards (bench/shards.sh).
+#   fairness one owner's single job behind another owner's backlog, claim order fifo against fair,
+#           and the pending quota under concurrent enqueues (bench/fairness.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 suite=${1:-engine}
 case "$suite" in
-  engine | http | enqueue | zip | memory | scale | kinds | peers | shards) ;;
-  *) echo "usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards" >&2; exit 2 ;;
+  engine | http | enqueue | zip | memory | scale | kinds | peers | shards | fairness) ;;
+  *) echo "usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards|fairness" >&2; exit 2 ;;
 esac
 
 # Installs Debian package $1 with apt when the executable $2 is missing.
@@ -862,6 +864,7 @@ case "$suite" in
   peers) . bench/peers.sh ;;
   enqueue) . bench/enqueue.sh ;;
   shards) . bench/shards.sh ;;
+  fairness) . bench/fairness.sh ;;
 esac
 
 "suite_$suite"
