@@ -94,6 +94,46 @@ class OpenApiTest {
     assertThat(doc.getMap("components.schemas.Problem.properties")).containsKeys("type", "status");
   }
 
+  @Test
+  void shouldDescribeEveryFieldTheSharedServiceAddedWithExamples() {
+    JsonPath doc = openApi();
+    for (String kind : List.of("noop", "zip")) {
+      List<Map<String, Object>> parameters =
+          doc.getList("paths.'/api/" + kind + "'.post.parameters");
+      for (String name : List.of("priority", "run_after", "delay_seconds", "callback_url")) {
+        assertThat(parameters)
+            .as("%s: query parameter %s with a description and an example", kind, name)
+            .anySatisfy(
+                p -> {
+                  assertThat(p).containsEntry("name", name).containsEntry("in", "query");
+                  assertThat(p.get("example")).isNotNull();
+                  assertThat((String) p.get("description")).isNotBlank();
+                });
+      }
+    }
+    assertThat(
+            doc.getMap(
+                "paths.'/api/noop/batch'.post.requestBody.content.'application/json'"
+                    + ".examples.'two jobs'.value.jobs[1]"))
+        .containsKeys("priority", "delay_seconds", "callback_url");
+    Map<String, Object> job = doc.getMap("components.schemas.Job.properties");
+    assertThat(job)
+        .containsKeys(
+            "priority", "run_after", "attempt", "attempts", "retry_at", "callback_url", "callback");
+    assertThat(doc.getMap("components.schemas.Callback.properties"))
+        .containsKeys("state", "attempts", "last_status", "next_attempt_at", "delivered_at");
+    assertThat(doc.getMap("components.schemas.Attempt.properties"))
+        .containsKeys("attempt", "error", "started_at", "ended_at", "retry_at");
+    assertThat(doc.getString("components.schemas.Attempt.properties.error.examples[0]"))
+        .isNotBlank();
+    assertThat(doc.getMap("paths"))
+        .containsKeys(
+            "/api/admin/services/{name}/pause",
+            "/api/admin/services/{name}/resume",
+            "/api/admin/jobs/cancel",
+            "/api/admin/jobs/retry");
+  }
+
   private static JsonPath openApi() {
     return given()
         .queryParam("format", "json")
