@@ -49,17 +49,7 @@ public class DownloadLinks {
    */
   private static byte[] keyBytes(JobsConfig config, boolean serving) {
     if (config.api().signingKey().isPresent()) {
-      byte[] bytes;
-      try {
-        bytes = Base64.getDecoder().decode(config.api().signingKey().get().trim());
-      } catch (IllegalArgumentException e) {
-        throw new IllegalStateException("jobs.api.signing-key must be base64", e);
-      }
-      if (bytes.length < MIN_KEY_BYTES) {
-        throw new IllegalStateException(
-            "jobs.api.signing-key must decode to at least " + MIN_KEY_BYTES + " bytes");
-      }
-      return bytes;
+      return decodeKey(config.api().signingKey().get(), "jobs.api.signing-key");
     }
     if (serving) {
       // An admin CLI run (no HTTP listener) hands out no links: nothing to warn about.
@@ -69,6 +59,26 @@ public class DownloadLinks {
     }
     byte[] bytes = new byte[MIN_KEY_BYTES];
     new SecureRandom().nextBytes(bytes);
+    return bytes;
+  }
+
+  /**
+   * An HMAC key from configuration: base64 of at least {@value #MIN_KEY_BYTES} bytes.
+   *
+   * @param property the key's name, for the message that stops the service otherwise
+   * @throws IllegalStateException naming {@code property} when the value is not such a key
+   */
+  public static byte[] decodeKey(String value, String property) {
+    byte[] bytes;
+    try {
+      bytes = Base64.getDecoder().decode(value.trim());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException(property + " must be base64", e);
+    }
+    if (bytes.length < MIN_KEY_BYTES) {
+      throw new IllegalStateException(
+          property + " must decode to at least " + MIN_KEY_BYTES + " bytes");
+    }
     return bytes;
   }
 

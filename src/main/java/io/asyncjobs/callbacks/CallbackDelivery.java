@@ -31,7 +31,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -59,7 +58,6 @@ import org.jboss.logging.Logger;
 public class CallbackDelivery implements Deliveries {
 
   private static final Logger LOG = Logger.getLogger(CallbackDelivery.class);
-  private static final int MIN_KEY_BYTES = 32;
   private static final int MAX_ERROR_CHARS = 300;
 
   /**
@@ -115,27 +113,17 @@ public class CallbackDelivery implements Deliveries {
     this.json = json;
     this.registry = registry.isResolvable() ? registry.get() : null;
     this.signature =
-        this.config.key().map(CallbackDelivery::decodeKey).map(CallbackSignature::new).orElse(null);
+        this.config
+            .key()
+            .map(k -> DownloadLinks.decodeKey(k, "jobs.callbacks.key"))
+            .map(CallbackSignature::new)
+            .orElse(null);
     this.http =
         HttpClient.newBuilder()
             .followRedirects(HttpClient.Redirect.NEVER)
             .connectTimeout(this.config.timeout())
             .executor(executor)
             .build();
-  }
-
-  private static byte[] decodeKey(String text) {
-    byte[] bytes;
-    try {
-      bytes = Base64.getDecoder().decode(text.trim());
-    } catch (IllegalArgumentException e) {
-      throw new IllegalStateException("jobs.callbacks.key must be base64", e);
-    }
-    if (bytes.length < MIN_KEY_BYTES) {
-      throw new IllegalStateException(
-          "jobs.callbacks.key must decode to at least " + MIN_KEY_BYTES + " bytes");
-    }
-    return bytes;
   }
 
   @PreDestroy

@@ -138,23 +138,6 @@ public record ServiceSettings(
         o.retryBackoffMax().orElse(d.retryBackoffMax()));
   }
 
-  /** These settings with another backoff between attempts. */
-  public ServiceSettings withRetryBackoff(Duration backoff, Duration most) {
-    return new ServiceSettings(
-        retention,
-        maxConcurrent,
-        jobTimeout,
-        maxRetries,
-        claimAhead,
-        claimOrder,
-        maxPendingPerOwner,
-        maxRunningPerOwner,
-        maxAttempts,
-        backoff,
-        most,
-        paused);
-  }
-
   /**
    * How long a job waits before its next attempt after its {@code failedAttempts}-th failed one:
    * the backoff doubled for each attempt after the first, capped at the most, and drawn at random

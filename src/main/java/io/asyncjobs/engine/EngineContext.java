@@ -32,31 +32,4 @@ record EngineContext(
     int claimAheadMax,
     EngineMetrics metrics,
     JobTraces traces,
-    Deliveries deliveries) {
-
-  /** A context without callbacks, for tests. */
-  EngineContext(
-      JobStore store,
-      SettingsStore settings,
-      Clock clock,
-      int sweepBatchSize,
-      Duration sweepBudget,
-      Duration cleanupRetryDelay,
-      boolean wakeUps,
-      int claimAheadMax,
-      EngineMetrics metrics,
-      JobTraces traces) {
-    this(
-        store,
-        settings,
-        clock,
-        sweepBatchSize,
-        sweepBudget,
-        cleanupRetryDelay,
-        wakeUps,
-        claimAheadMax,
-        metrics,
-        traces,
-        Deliveries.NONE);
-  }
-}
+    Deliveries deliveries) {}

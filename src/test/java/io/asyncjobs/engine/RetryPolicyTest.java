@@ -46,8 +46,18 @@ class RetryPolicyTest {
   @Test
   void shouldDoubleEachWaitUpToTheMostWithJitterBetweenHalfAndAll() {
     ServiceSettings s =
-        new ServiceSettings(Duration.ofDays(1), 1, Duration.ofHours(1), 3, Duration.ZERO)
-            .withRetryBackoff(Duration.ofSeconds(10), Duration.ofMinutes(10));
+        new ServiceSettings(
+            Duration.ofDays(1),
+            1,
+            Duration.ofHours(1),
+            3,
+            Duration.ZERO,
+            io.asyncjobs.config.ClaimOrder.FIFO,
+            0,
+            0,
+            3,
+            Duration.ofSeconds(10),
+            Duration.ofMinutes(10));
     assertThat(s.retryDelay(1, 0)).isEqualTo(Duration.ofSeconds(5));
     assertThat(s.retryDelay(1, 0.9999)).isBetween(Duration.ofMillis(9999), Duration.ofSeconds(10));
     assertThat(s.retryDelay(2, 0)).isEqualTo(Duration.ofSeconds(10));

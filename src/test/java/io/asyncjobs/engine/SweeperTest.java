@@ -143,7 +143,8 @@ class SweeperTest {
             false,
             0,
             metrics,
-            JobTraces.OFF);
+            JobTraces.OFF,
+            Deliveries.NONE);
     return new Sweeper(
         "sweepme",
         context,
