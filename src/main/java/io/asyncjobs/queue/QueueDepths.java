@@ -24,7 +24,9 @@ public class QueueDepths {
    */
   public static final String JOB_COUNT_BY_KIND_AND_STATUS =
       """
-      SELECT kind, shard, status, count(*), min(created_at)
+      SELECT kind, shard, status, count(*),
+             min(GREATEST(created_at, COALESCE(run_after, created_at)))
+               FILTER (WHERE delayed_until IS NULL)
         FROM jobs
        WHERE status IN ('pending', 'running')
        GROUP BY 1, 2, 3

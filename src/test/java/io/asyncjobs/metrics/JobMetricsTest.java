@@ -42,6 +42,7 @@ class JobMetricsTest {
   @Inject NoopService noop;
   @Inject JobQueue queue;
   @Inject JobMetrics metrics;
+  @Inject io.asyncjobs.lock.OwnerLocks locks;
 
   @BeforeEach
   void clean() throws InterruptedException {
@@ -123,6 +124,36 @@ class JobMetricsTest {
     assertThat(scrape.value("jobs_queue_depth", "kind", "noop", "status", "done")).isEqualTo(1);
     assertThat(scrape.value("jobs_oldest_pending_age_seconds", "kind", "noop"))
         .isBetween(85.0, 200.0);
+    // A job delayed until tomorrow (or waiting out a retry's backoff), enqueued long ago, is not
+    // waiting for a turn: the age is still the due job's. One whose time came five seconds ago
+    // waits from then, not from its enqueue an hour back.
+    String later = enqueueNoop(ALICE, "{}");
+    db.update(
+        "UPDATE jobs SET created_at = now() - interval '1 hour', run_after = now() + interval '1"
+            + " day', delayed_until = now() + interval '1 day' WHERE uid = ?::uuid",
+        later);
+    metrics.refreshQueueGauges();
+    assertThat(scrape().value("jobs_oldest_pending_age_seconds", "kind", "noop"))
+        .as("the delayed job is not the oldest waiting one")
+        .isBetween(85.0, 200.0);
+    db.update(
+        "UPDATE jobs SET run_after = now() - interval '5 seconds', delayed_until = NULL,"
+            + " created_at = now() - interval '1 hour' WHERE uid = ?::uuid",
+        later);
+    db.update(
+        "UPDATE jobs SET created_at = now() - interval '2 seconds' WHERE kind = 'noop'"
+            + " AND status = 'pending' AND uid <> ?::uuid",
+        later);
+    metrics.refreshQueueGauges();
+    assertThat(scrape().value("jobs_oldest_pending_age_seconds", "kind", "noop"))
+        .as("due since its run_after")
+        .isBetween(4.0, 60.0);
+    db.update("DELETE FROM jobs WHERE uid = ?::uuid", later);
+    db.update(
+        "UPDATE jobs SET created_at = now() - interval '90 seconds'"
+            + " WHERE kind = 'noop' AND status = 'pending'");
+    metrics.refreshQueueGauges();
+    scrape = scrape();
     // Every registered kind has every status, at zero when it has no rows.
     assertThat(scrape.find("jobs_queue_depth", "kind", "zip", "status", "running"))
         .singleElement()
@@ -176,7 +207,13 @@ class JobMetricsTest {
     assertThat(retried.delta(before, "jobs_retried_total", "kind", "noop")).isEqualTo(1);
     assertThat(retried.delta(before, "jobs_enqueued_total", "kind", "noop")).isZero();
 
-    // A running row left by an earlier owner (epoch 0) is an orphan for this owner.
+    // A running row left by an earlier owner (epoch 0) is an orphan for this owner, recovered
+    // once the lock's earlier holders have certainly stopped: a few seconds after the app
+    // started, which is now when this test runs first.
+    long deadline = System.nanoTime() + java.time.Duration.ofSeconds(15).toNanos();
+    while (!locks.primary().earlierHoldersSettled() && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
     UUID orphan = UUID.fromString(enqueueNoop(ALICE, "{}"));
     db.update(
         "UPDATE jobs SET status = 'running', started_at = now(), epoch = 0 WHERE uid = ?", orphan);
