@@ -142,9 +142,35 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
 
   @Override
   public void claimed(String kind, Job job, Instant startedAt) {
-    if (job.createdAt != null) {
-      meters(kind).pickupDelay.record(nonNegative(Duration.between(job.createdAt, startedAt)));
+    Instant due = dueSince(job);
+    if (due != null) {
+      meters(kind).pickupDelay.record(nonNegative(Duration.between(due, startedAt)));
     }
+  }
+
+  /**
+   * When the job became due for a claim: its creation, its {@code run_after} when later, or the
+   * time its last failed attempt set for the next one. A delayed or retried job is not waiting for
+   * a turn before then.
+   */
+  static Instant dueSince(Job job) {
+    Instant due = job.createdAt;
+    if (job.runAfter != null && (due == null || job.runAfter.isAfter(due))) {
+      due = job.runAfter;
+    }
+    if (job.attempts != null
+        && !job.attempts.isEmpty()
+        && job.attempts.get(job.attempts.size() - 1).get("retry_at") instanceof String text) {
+      try {
+        Instant retry = Instant.parse(text);
+        if (due == null || retry.isAfter(due)) {
+          due = retry;
+        }
+      } catch (java.time.format.DateTimeParseException e) {
+        // keep the earlier time
+      }
+    }
+    return due;
   }
 
   @Override
