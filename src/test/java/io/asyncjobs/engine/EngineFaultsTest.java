@@ -106,6 +106,77 @@ class EngineFaultsTest {
   }
 
   @Test
+  void shouldKeepAFailedAttemptWhoseWriteFailedAndRunTheJobOnlyOnceMoreAfterIt() throws Exception {
+    settings.update("controlled", new SettingsOverride(null, 2, null, null, null, null, null, 3));
+    service.runOnce(); // reads the settings
+    UUID uid = enqueue(Map.of("block", true, "fail_io_attempts", 1));
+    service.runOnce();
+    service.nextStarted();
+    // The database refuses the attempt's write (running back to pending) as if it went away.
+    db.update(
+        "CREATE OR REPLACE FUNCTION fail_outcome() RETURNS trigger LANGUAGE plpgsql AS $$"
+            + " BEGIN RAISE EXCEPTION 'connection lost' USING ERRCODE = '08006'; END $$");
+    db.update(
+        "CREATE TRIGGER fail_outcomes BEFORE UPDATE ON jobs FOR EACH ROW"
+            + " WHEN (OLD.status = 'running' AND NEW.status = 'pending')"
+            + " EXECUTE FUNCTION fail_outcome()");
+    service.release(uid);
+    service.awaitReturned(uid);
+
+    TickResult failedWrite = service.runOnce();
+    assertThat(failedWrite.rescheduled()).isZero();
+    assertThat(service.inFlightCount()).as("the failed attempt is kept").isEqualTo(1);
+    Job stillRunning = queue.getJob(uid).orElseThrow();
+    assertThat(stillRunning.status).isEqualTo(JobStatus.RUNNING);
+    assertThat(stillRunning.attempt).isZero();
+    assertThat(failedWrite.requeued()).as("nothing rescues a job whose outcome waits").isZero();
+
+    db.update("DROP TRIGGER fail_outcomes ON jobs");
+    assertThat(service.runOnce().rescheduled()).isEqualTo(1);
+    Job waiting = queue.getJob(uid).orElseThrow();
+    assertThat(waiting.status).isEqualTo(JobStatus.PENDING);
+    assertThat(waiting.attempt).isEqualTo(1);
+    assertThat(waiting.retryCount).as("not an orphan recovery").isZero();
+    assertThat(service.runOnce().claimed()).as("not before its backoff").isZero();
+
+    db.update("UPDATE jobs SET delayed_until = now() WHERE uid = ?", uid);
+    service.runOnce();
+    service.release(uid);
+    service.awaitReturned(uid);
+    service.runOnce();
+    assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.DONE);
+    assertThat(service.startOrder).as("twice, one after the other").containsExactly(uid, uid);
+    assertThat(service.maxActive.get()).isEqualTo(1);
+  }
+
+  @Test
+  void shouldNotWriteAFailedAttemptOnceANewerEpochWasTaken() throws Exception {
+    settings.update("controlled", new SettingsOverride(null, 2, null, null, null, null, null, 3));
+    service.runOnce();
+    UUID uid = enqueue(Map.of("block", true, "fail_io_attempts", 1));
+    service.runOnce();
+    service.nextStarted();
+    long intruder;
+    try (Connection c = db.dataSource().getConnection()) {
+      intruder = Epochs.take(c, realLock.name(), "intruder");
+    }
+    // The intruder's claim stamps the row as its own, as a new owner would.
+    db.update("UPDATE jobs SET epoch = ? WHERE uid = ?", intruder, uid);
+    service.release(uid);
+    service.awaitReturned(uid);
+
+    TickResult fenced = service.runOnce();
+
+    assertThat(fenced.rescheduled()).isZero();
+    assertThat(fenced.fenced()).isEqualTo(1);
+    Job job = queue.getJob(uid).orElseThrow();
+    assertThat(job.status).as("left to the newer owner").isEqualTo(JobStatus.RUNNING);
+    assertThat(job.attempt).isZero();
+    assertThat(job.epoch).isEqualTo(intruder);
+    awaitTrue(() -> realLock.isOwner() && realLock.epoch() > intruder, Duration.ofSeconds(10));
+  }
+
+  @Test
   void shouldFailOnlyTheJobWhoseResultTheDatabaseRefuses() throws Exception {
     settings.update("controlled", new SettingsOverride(null, 2, null, null));
     // jsonb has no NUL character: PostgreSQL refuses this result.
