@@ -96,8 +96,11 @@ public class CallbackDelivery implements Deliveries {
           });
   private final HttpClient http;
 
-  /** Deliveries under way, by job. */
-  private final Map<UUID, CompletableFuture<Void>> inFlight = new ConcurrentHashMap<>();
+  /** Deliveries under way, by shard ({@code kind/shard}), then by job. */
+  private final Map<String, Map<UUID, CompletableFuture<Void>>> inFlight =
+      new ConcurrentHashMap<>();
+
+  private final CallbackUrls urls;
 
   CallbackDelivery(
       AgroalDataSource dataSource,
@@ -105,8 +108,10 @@ public class CallbackDelivery implements Deliveries {
       Clock clock,
       DownloadLinks links,
       ObjectMapper json,
-      Instance<MeterRegistry> registry) {
+      Instance<MeterRegistry> registry,
+      CallbackUrls urls) {
     this.dataSource = dataSource;
+    this.urls = urls;
     this.config = config.callbacks();
     this.clock = clock;
     this.links = links;
@@ -131,42 +136,69 @@ public class CallbackDelivery implements Deliveries {
     executor.shutdownNow();
   }
 
+  /**
+   * Starts the shard's due deliveries, as many as its {@code jobs.callbacks.max-in-flight} allows;
+   * each one that ends starts the next due one of its shard at once, so a burst of ended jobs is
+   * called back without waiting for ticks. Without a key (it was removed while callbacks were due)
+   * each due callback is given up, saying why, rather than left due for ever.
+   */
   @Override
   public void deliverDue(String kind, String shard, long epoch, Instant now) {
-    if (signature == null) {
-      return; // no key: no job was let in with a callback
-    }
-    inFlight.values().removeIf(CompletableFuture::isDone);
-    int room = config.maxInFlight() - inFlight.size();
-    if (room <= 0) {
-      return;
-    }
+    Map<UUID, CompletableFuture<Void>> running =
+        inFlight.computeIfAbsent(kind + "/" + shard, k -> new ConcurrentHashMap<>());
+    List<Job> taken;
     Instant lease = now.plus(config.timeout().multipliedBy(2)).truncatedTo(ChronoUnit.MILLIS);
-    for (Job job : take(kind, shard, epoch, now, lease, room)) {
-      inFlight.put(
-          job.uid,
-          CompletableFuture.runAsync(() -> deliver(job, lease), executor)
-              .exceptionally(
-                  e -> {
-                    LOG.warnf(e, "callback of job %s: delivery failed unexpectedly", job.uid);
-                    return null;
-                  }));
+    synchronized (running) {
+      running.values().removeIf(CompletableFuture::isDone);
+      int room = config.maxInFlight() - running.size();
+      if (room <= 0) {
+        return;
+      }
+      taken = take(kind, shard, epoch, now, lease, room);
+      for (Job job : taken) {
+        running.put(
+            job.uid,
+            CompletableFuture.runAsync(() -> deliver(job, lease), executor)
+                .exceptionally(
+                    e -> {
+                      LOG.warnf(e, "callback of job %s: delivery failed unexpectedly", job.uid);
+                      return null;
+                    })
+                .thenRun(() -> next(kind, shard, epoch)));
+      }
     }
   }
 
-  /** Waits until every delivery under way has been recorded; for tests. */
+  /** After a delivery: the shard's next due one, if any, under the same epoch (fenced). */
+  private void next(String kind, String shard, long epoch) {
+    try {
+      deliverDue(kind, shard, epoch, clock.now());
+    } catch (RuntimeException e) {
+      LOG.debugf("callbacks of %s/%s: the next delivery waits for a tick (%s)", kind, shard, e);
+    }
+  }
+
+  /** Waits until no delivery is under way, those the ended ones started too; for tests. */
   public boolean awaitIdle(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
-    for (CompletableFuture<Void> f : new ArrayList<>(inFlight.values())) {
-      try {
-        f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      } catch (java.util.concurrent.ExecutionException e) {
-        // recorded by exceptionally
-      } catch (java.util.concurrent.TimeoutException e) {
-        return false;
+    while (true) {
+      List<CompletableFuture<Void>> open = new ArrayList<>();
+      inFlight
+          .values()
+          .forEach(m -> m.values().stream().filter(f -> !f.isDone()).forEach(open::add));
+      if (open.isEmpty()) {
+        return true;
+      }
+      for (CompletableFuture<Void> f : open) {
+        try {
+          f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+          // recorded by exceptionally
+        } catch (java.util.concurrent.TimeoutException e) {
+          return false;
+        }
       }
     }
-    return true;
   }
 
   private List<Job> take(
@@ -198,11 +230,22 @@ public class CallbackDelivery implements Deliveries {
     int attempt = (state.get("attempts") instanceof Number n ? n.intValue() : 0) + 1;
     Integer status = null;
     String error = null;
+    if (signature == null) {
+      giveUp(job, lease, state, attempt, "this deployment sends no callbacks any more");
+      return;
+    }
+    URI target = URI.create(job.callbackUrl);
+    try {
+      urls.checkAddress(target);
+    } catch (CallbackUrls.RefusedAddressException e) {
+      giveUp(job, lease, state, attempt, "refused: " + e.getMessage());
+      return;
+    }
     try {
       byte[] body = json.writeValueAsBytes(JobView.of(job, links));
       long t = clock.now().getEpochSecond();
       HttpRequest request =
-          HttpRequest.newBuilder(URI.create(job.callbackUrl))
+          HttpRequest.newBuilder(target)
               .timeout(config.timeout())
               .header("Content-Type", "application/json")
               .header("User-Agent", "async-jobs")
@@ -221,9 +264,39 @@ public class CallbackDelivery implements Deliveries {
       Thread.currentThread().interrupt();
       return; // shutting down: the lease runs out and the next owner sends it again
     } catch (Exception e) {
-      error = e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
+      // The caller sees what kind of trouble it was, not the exception's text: that would tell
+      // whoever can enqueue what answers where inside the cluster. Operators find it logged.
+      error = transportError(e);
+      LOG.debugf("callback of job %s to %s: %s", job.uid, job.callbackUrl, e);
     }
     record(job, lease, state, attempt, status, error);
+  }
+
+  /** What a caller is told of a delivery that got no HTTP answer. */
+  static String transportError(Exception e) {
+    if (e instanceof java.net.http.HttpConnectTimeoutException) {
+      return "no connection within the timeout";
+    }
+    if (e instanceof java.net.http.HttpTimeoutException) {
+      return "no answer within the timeout";
+    }
+    if (e instanceof java.net.ConnectException) {
+      return "could not connect";
+    }
+    return "the connection failed";
+  }
+
+  /** Records a delivery the service will not make: given up at once. */
+  private void giveUp(Job job, Instant lease, Map<String, Object> state, int attempt, String why) {
+    Instant now = clock.now();
+    state.put("attempts", attempt);
+    state.put("last_status", null);
+    state.put("last_error", why);
+    state.put("last_attempt_at", now.toString());
+    state.put("gave_up_at", now.toString());
+    LOG.warnf("callback of job %s to %s: given up, %s", job.uid, job.callbackUrl, why);
+    write(job, lease, state, null);
+    count(job.kind, "gave-up");
   }
 
   private void record(
@@ -258,6 +331,12 @@ public class CallbackDelivery implements Deliveries {
         LOG.debugf("callback of job %s: delivery %d failed (%s)", job.uid, attempt, error);
       }
     }
+    write(job, lease, state, next);
+    count(job.kind, outcome);
+  }
+
+  /** JobCallbackRecord for one delivery, while its lease stands. */
+  private void write(Job job, Instant lease, Map<String, Object> state, Instant next) {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_CALLBACK_RECORD)) {
       ps.setString(1, JsonCodec.encode(state));
@@ -269,7 +348,6 @@ public class CallbackDelivery implements Deliveries {
       // The lease runs out and the callback is sent again: at least once.
       LOG.warnf("callback of job %s: its outcome could not be recorded (%s)", job.uid, e);
     }
-    count(job.kind, outcome);
   }
 
   /** The wait after the {@code attempt}-th failed delivery: doubled each time, jittered. */

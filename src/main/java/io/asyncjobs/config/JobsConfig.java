@@ -132,10 +132,17 @@ public interface JobsConfig {
 
     /**
      * Hosts a {@code callback_url} may name: exact names or IP literals, or {@code *.suffix} for
-     * any name under a suffix. The default allows in-cluster services only.
+     * any name under a suffix, each optionally with {@code :port} (then only that port) or {@code
+     * :*} (any port). The default allows in-cluster services only. A name matched by a {@code
+     * *.suffix} pattern must not resolve to a loopback, link-local (the cloud's metadata address),
+     * wildcard or multicast address; a host listed exactly is taken as the operator wrote it.
      */
     @WithDefault("*.svc,*.svc.cluster.local")
     java.util.List<String> allowedHosts();
+
+    /** The ports a {@code callback_url} may name when its host's entry names none. */
+    @WithDefault("80,443,8080,8443")
+    java.util.List<@Min(1) @Max(65535) Integer> allowedPorts();
 
     /** How long after a job ends its callback is still tried. */
     @WithDefault("1h")

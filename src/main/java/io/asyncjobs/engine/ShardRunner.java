@@ -330,6 +330,9 @@ final class ShardRunner {
         // The outcomes stay in flight; the next run writes them.
         LOG.debugf("%s: a wake-up's write failed: %s", label(), e.getMessage());
       }
+      if (!fenced && tally.done + tally.failed > 0) {
+        deliverCallbacks(epoch, now); // the jobs just ended are told at once, not at the tick
+      }
       // A claim asked for meanwhile goes first: the wake-up it released runs next and sweeps on.
       if (sweepBehind && !fenced && !draining && !claimWanted.get()) {
         try {

@@ -213,9 +213,7 @@ public record JobView(
         job.retryCount,
         job.attempt,
         attempts,
-        status == JobStatus.PENDING && attempts != null && !attempts.isEmpty()
-            ? attempts.get(attempts.size() - 1).retryAt()
-            : null,
+        status == JobStatus.PENDING && job.attempt > 0 ? job.delayedUntil : null,
         job.priority,
         job.runAfter,
         job.callbackUrl,

@@ -153,6 +153,13 @@ public class Job extends PanacheEntityBase {
   @Column(name = "callback_due", insertable = false, updatable = false)
   public Instant callbackDue;
 
+  /**
+   * While pending and not yet claimable: when the job becomes due (its run_after, or the time a
+   * transient failure set for its next attempt); null once due.
+   */
+  @Column(name = "delayed_until", insertable = false, updatable = false)
+  public Instant delayedUntil;
+
   /** The W3C traceparent of the request that enqueued the job, or null: its processing's parent. */
   @Column(name = "traceparent", updatable = false)
   public String traceparent;

@@ -20,7 +20,7 @@ public final class JobRows {
           + " last_accessed_at, expires_at, bytes_in, bytes_out, item_count, epoch, progress,"
           + " progress_items, progress_at, cancel_requested, priority,"
           + " run_after, attempt, attempts::text, callback_url, callback::text, callback_due,"
-          + " traceparent";
+          + " traceparent, delayed_until";
 
   /**
    * {@link #COLUMNS} without the payload, which a job's view never shows: {@link #read} leaves it
@@ -66,6 +66,7 @@ public final class JobRows {
     job.callback = JsonCodec.decode(rs.getString(offset + 31));
     job.callbackDue = instant(rs, offset + 32);
     job.traceparent = rs.getString(offset + 33);
+    job.delayedUntil = instant(rs, offset + 34);
     return job;
   }
 

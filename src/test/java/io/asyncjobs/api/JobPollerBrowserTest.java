@@ -180,7 +180,7 @@ class JobPollerBrowserTest {
                 + ".catch(function (e) { done(e.status + ' ' + e.problem.detail); });",
             ALICE);
     assertThat((String) refused)
-        .startsWith("400 callback_url's host example.com is not among the hosts");
+        .startsWith("400 callback_url's host and port example.com:80 are not among those");
     assertThat(db.query("SELECT count(*) AS n FROM jobs").get(0).get("n")).isEqualTo(0L);
   }
 

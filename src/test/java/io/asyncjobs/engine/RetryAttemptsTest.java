@@ -39,6 +39,9 @@ class RetryAttemptsTest extends ControlledKindFixture {
     Instant retryAt = Instant.parse((String) once.attempts.get(0).get("retry_at"));
     assertThat(retryAt).isBetween(T0.plusSeconds(5), T0.plusSeconds(10));
 
+    assertThat(io.asyncjobs.operations.JobView.withoutLink(once).retryAt())
+        .as("the view says when")
+        .isEqualTo(retryAt);
     clock.set(retryAt.minusMillis(1));
     assertThat(service.runOnce().claimed()).as("before its backoff has passed").isZero();
     clock.set(retryAt);
@@ -123,6 +126,9 @@ class RetryAttemptsTest extends ControlledKindFixture {
         uid);
     service.runOnce();
     Job recovered = queue.getJob(uid).orElseThrow();
+    assertThat(io.asyncjobs.operations.JobView.withoutLink(recovered).retryAt())
+        .as("queued again by the recovery, not waiting for a retry: no stale retry time")
+        .isNull();
     assertThat(recovered.retryCount).as("one recovery").isEqualTo(1);
     assertThat(recovered.attempt).as("attempts untouched").isEqualTo(1);
     assertThat(recovered.status).isIn(JobStatus.PENDING, JobStatus.RUNNING);
