@@ -37,9 +37,11 @@ import org.jboss.logging.Logger;
  * io.asyncjobs.queue.JobQueue}), claims, outcomes, durations, bytes and items (reported by the
  * owner's engine through {@link EngineMetrics}), and the queue depth, the age of the oldest pending
  * job and whether the kind is paused, read from the database by {@link #refreshQueueGauges()} on
- * every replica. The only tags are {@code kind}, {@code status} and {@code outcome}, so the number
- * of series stays bounded: never a job uid or an owner. The names are described in {@code
- * docs/metrics.md}.
+ * every replica. The tags are {@code kind}, {@code status}, {@code outcome}, {@code reason} and
+ * {@code shard}, so the number of series stays bounded: never a job uid. One gauge names owners,
+ * the longest wait per owner, and only for the {@value QueueDepths#OWNERS_SHOWN} owners per kind
+ * waiting longest, so it too stays bounded (an owner id the deployment considers personal data
+ * shows there, as it does in the admin page). The names are described in {@code docs/metrics.md}.
  */
 @ApplicationScoped
 public class JobMetrics implements EngineMetrics, QueueMetrics {

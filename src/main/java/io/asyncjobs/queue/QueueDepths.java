@@ -18,38 +18,29 @@ public class QueueDepths {
 
   /**
    * JobCountByKindAndStatus: pending and running jobs counted by kind and shard from their partial
-   * index (what is queued or under way, never history), with the creation time of the oldest
-   * pending job of each; done and failed jobs from the totals the triggers keep, which have no
-   * shard.
+   * index (what is queued or under way, never history), with when the longest-waiting due pending
+   * job of each became due (its creation, or its run_after when later; jobs delayed until later or
+   * waiting out a retry's backoff are not waiting for a turn); in the same pass, grouped by kind
+   * and owner instead, the same time for each owner (owner rows have no shard or status); done and
+   * failed jobs from the totals the triggers keep, which have no shard.
    */
   public static final String JOB_COUNT_BY_KIND_AND_STATUS =
       """
-      SELECT kind, shard, status, count(*),
+      SELECT kind, shard, status,
+             CASE WHEN GROUPING(shard) = 1
+                  THEN COALESCE(owner_kind, '') || ':' || COALESCE(owner_id, '') END,
+             count(*),
              min(GREATEST(created_at, COALESCE(run_after, created_at)))
-               FILTER (WHERE delayed_until IS NULL)
+               FILTER (WHERE status = 'pending' AND delayed_until IS NULL)
         FROM jobs
        WHERE status IN ('pending', 'running')
-       GROUP BY 1, 2, 3
+       GROUP BY GROUPING SETS ((kind, shard, status), (kind, owner_kind, owner_id))
        UNION ALL
-      SELECT kind, NULL, status, jobs, NULL FROM job_totals
+      SELECT kind, NULL, status, NULL, jobs, NULL FROM job_totals
       """;
 
   /** How many owners per kind the waiting-time gauges show: those waiting longest. */
   public static final int OWNERS_SHOWN = 10;
-
-  /**
-   * JobOldestDueByOwner: for each kind and owner with due pending jobs, when its longest-waiting
-   * one became due (its creation, or its run_after when later). Delayed jobs not yet due, and jobs
-   * waiting out a retry's backoff, are not waiting for a turn and are left out.
-   */
-  public static final String JOB_OLDEST_DUE_BY_OWNER =
-      """
-      SELECT kind, COALESCE(owner_kind, '') || ':' || COALESCE(owner_id, ''),
-             min(GREATEST(created_at, COALESCE(run_after, created_at)))
-        FROM jobs
-       WHERE status = 'pending' AND delayed_until IS NULL
-       GROUP BY 1, 2
-      """;
 
   private final AgroalDataSource dataSource;
 
@@ -67,17 +58,26 @@ public class QueueDepths {
     Map<String, Map<JobStatus, Long>> counts = new HashMap<>();
     Map<String, Map<String, Map<JobStatus, Long>>> byShard = new HashMap<>();
     Map<String, Instant> oldest = new HashMap<>();
+    Map<String, Map<String, Instant>> owners = new HashMap<>();
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(JOB_COUNT_BY_KIND_AND_STATUS);
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
         String kind = rs.getString(1);
+        String owner = rs.getString(4);
+        OffsetDateTime due = rs.getObject(6, OffsetDateTime.class);
+        if (owner != null) {
+          if (due != null) {
+            owners.computeIfAbsent(kind, k -> new HashMap<>()).put(owner, due.toInstant());
+          }
+          continue;
+        }
         String shard = rs.getString(2);
         JobStatus status = JobStatus.fromDbValue(rs.getString(3)).orElse(null);
         if (status == null) {
           continue;
         }
-        long n = rs.getLong(4);
+        long n = rs.getLong(5);
         counts
             .computeIfAbsent(kind, k -> new EnumMap<>(JobStatus.class))
             .merge(status, n, Long::sum);
@@ -87,26 +87,17 @@ public class QueueDepths {
               .computeIfAbsent(shard, k -> new EnumMap<>(JobStatus.class))
               .put(status, n);
         }
-        OffsetDateTime created = rs.getObject(5, OffsetDateTime.class);
-        if (created != null && status == JobStatus.PENDING) {
-          oldest.merge(kind, created.toInstant(), (a, b) -> a.isBefore(b) ? a : b);
+        if (due != null) {
+          oldest.merge(kind, due.toInstant(), (a, b) -> a.isBefore(b) ? a : b);
         }
       }
     }
-    return new Depths(counts, byShard, oldest, oldestDueByOwner());
+    return new Depths(counts, byShard, oldest, longestWaiting(owners));
   }
 
   /** Per kind, the {@value #OWNERS_SHOWN} owners waiting longest, and since when. */
-  private Map<String, Map<String, Instant>> oldestDueByOwner() throws SQLException {
-    Map<String, Map<String, Instant>> all = new HashMap<>();
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_OLDEST_DUE_BY_OWNER);
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        all.computeIfAbsent(rs.getString(1), k -> new HashMap<>())
-            .put(rs.getString(2), rs.getObject(3, OffsetDateTime.class).toInstant());
-      }
-    }
+  private static Map<String, Map<String, Instant>> longestWaiting(
+      Map<String, Map<String, Instant>> all) {
     Map<String, Map<String, Instant>> shown = new HashMap<>();
     all.forEach(
         (kind, owners) -> {

@@ -97,8 +97,6 @@ class QueryPlansTest {
   @Test
   void shouldReadTheQueueGaugesFromActiveRowsAndTotals() throws Exception {
     assertNoSeqScanOfJobs(QueueDepths.JOB_COUNT_BY_KIND_AND_STATUS);
-    // The owners' waiting times read only due pending rows.
-    assertNoSeqScanOfJobs(QueueDepths.JOB_OLDEST_DUE_BY_OWNER);
   }
 
   @Test
