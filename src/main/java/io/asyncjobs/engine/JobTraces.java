@@ -148,7 +148,9 @@ final class JobTraces {
       return;
     }
     Completion outcome = task.outcome();
-    if (outcome == null || outcome.isRetry()) {
+    if (outcome == null || outcome.isRetry() || task.wasRescheduled()) {
+      // Back to pending (a failed attempt, or the database went away): the job has not failed;
+      // the attempt's exception is on the span as an event.
       span.setAttribute(STATUS, JobStatus.PENDING.dbValue());
     } else {
       span.setAttribute(STATUS, outcome.status().dbValue());

@@ -149,11 +149,13 @@ final class Outcomes {
       Map<UUID, JobStatus> written =
           store.failAttemptMany(attempts, epoch, settings.maxAttempts(), settings.retention(), now);
       settled.addAll(attempted);
-      for (JobStore.FailedAttempt attempt : attempts) {
+      for (int i = 0; i < attempts.size(); i++) {
+        JobStore.FailedAttempt attempt = attempts.get(i);
         JobStatus status = written.get(attempt.uid());
         if (status == null) {
           fenced(attempt.uid(), epoch, tally);
         } else if (status == JobStatus.PENDING) {
+          attempted.get(i).rescheduled();
           tally.rescheduled++;
           tally.nextAttempt(attempt.retryAt());
           LOG.infof(

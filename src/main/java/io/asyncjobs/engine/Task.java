@@ -79,6 +79,9 @@ final class Task {
 
   private volatile boolean abandoned;
 
+  /** Set once its failed attempt was written back to pending, to be tried again. */
+  private volatile boolean rescheduled;
+
   /** The outcome once computed; computing it takes the last progress report. */
   private Completion computed;
 
@@ -205,6 +208,16 @@ final class Task {
 
   boolean abandoned() {
     return abandoned;
+  }
+
+  /** Its transient failure was written: the job waits for its next attempt. */
+  void rescheduled() {
+    rescheduled = true;
+  }
+
+  /** Whether its outcome was a failed attempt written back to pending. */
+  boolean wasRescheduled() {
+    return rescheduled;
   }
 
   private void interrupt() {

@@ -45,6 +45,7 @@ class JobTracesTest {
   @Inject NoopService noop;
   @Inject Database db;
   @Inject Tracing tracing;
+  @Inject io.asyncjobs.settings.SettingsStore settings;
 
   @BeforeEach
   void clean() {
@@ -107,6 +108,30 @@ class JobTracesTest {
     assertThat(process.getEvents()).anySatisfy(e -> assertThat(e.getName()).isEqualTo("exception"));
     assertThat(process.getAttributes().get(AttributeKey.stringKey("job.status")))
         .isEqualTo("failed");
+  }
+
+  @Test
+  void shouldNotMarkAFailedAttemptThatIsTriedAgainAsAnError() throws Exception {
+    settings.update(
+        NoopService.KIND,
+        new io.asyncjobs.settings.SettingsOverride(null, null, null, null, null, null, null, 2));
+    try {
+      String uid = enqueue(CALLER, "{\"fail_attempts\": 1}");
+      noop.runOnce();
+      assertThat(noop.awaitTasks(Duration.ofSeconds(10))).isTrue();
+      noop.runOnce(); // the failed attempt: back to pending
+
+      SpanData attempt = awaitSpan(s -> s.getName().equals("job.process noop"));
+      assertThat(attempt.getAttributes().get(AttributeKey.stringKey("job.uid"))).isEqualTo(uid);
+      assertThat(attempt.getAttributes().get(AttributeKey.stringKey("job.status")))
+          .isEqualTo("pending");
+      assertThat(attempt.getStatus().getStatusCode()).isNotEqualTo(StatusCode.ERROR);
+      assertThat(attempt.getEvents())
+          .as("the attempt's exception is on the span")
+          .anySatisfy(e -> assertThat(e.getName()).isEqualTo("exception"));
+    } finally {
+      settings.update(NoopService.KIND, io.asyncjobs.settings.SettingsOverride.NONE);
+    }
   }
 
   @Test
