@@ -107,7 +107,10 @@ public class JobBulk {
     return batch(filter)
         + ", cancelled AS (UPDATE jobs SET "
         + JobQueue.CANCEL_SET
-        + " WHERE uid IN (SELECT uid FROM batch) AND status = ANY (?::text[]) RETURNING 1) "
+        + " WHERE uid IN (SELECT uid FROM batch) AND status = ANY (?::text[])"
+        // A job already asked to stop (by an earlier walk of this action, when it was claimed
+        // between the pending and the running walk, or by a caller) is not counted again.
+        + " AND NOT cancel_requested RETURNING 1) "
         + BATCH_FIGURES
         + ", (SELECT count(*) FROM cancelled)";
   }

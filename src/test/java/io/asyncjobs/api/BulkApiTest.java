@@ -79,6 +79,13 @@ class BulkApiTest {
         .isEqualTo(30);
     assertThat(count("kind = 'zip' AND status = 'pending' AND NOT cancel_requested")).isEqualTo(20);
     assertThat(count("status = 'done' AND NOT cancel_requested")).isEqualTo(5);
+
+    // Again: the running ones were already asked to stop, so nothing more is affected (a job
+    // claimed between the pending and the running walk is likewise not counted twice).
+    bulk("cancel", filter + "}")
+        .statusCode(200)
+        .body("matched", equalTo(10))
+        .body("affected", equalTo(0));
   }
 
   @Test
