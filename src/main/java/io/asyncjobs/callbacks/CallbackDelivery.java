@@ -13,8 +13,6 @@ import io.asyncjobs.queue.JobRows;
 import io.asyncjobs.queue.JsonCodec;
 import io.asyncjobs.time.Backoff;
 import io.asyncjobs.time.Clock;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -58,7 +56,6 @@ import org.jboss.logging.Logger;
 public class CallbackDelivery implements Deliveries {
 
   private static final Logger LOG = Logger.getLogger(CallbackDelivery.class);
-  private static final int MAX_ERROR_CHARS = 300;
 
   /**
    * JobCallbackTake: the shard's due callbacks, the longest due first, under the fence; each gets
@@ -71,7 +68,7 @@ public class CallbackDelivery implements Deliveries {
           + "   AND EXISTS (SELECT 1 FROM fence)"
           + "   ORDER BY callback_due LIMIT ? FOR UPDATE SKIP LOCKED)"
           + " RETURNING "
-          + JobRows.COLUMNS.replace("payload::text", "NULL::text");
+          + JobRows.VIEW_COLUMNS;
 
   /**
    * JobCallbackRecord: what became of one delivery, written only while the row still holds the
@@ -86,7 +83,7 @@ public class CallbackDelivery implements Deliveries {
   private final DownloadLinks links;
   private final ObjectMapper json;
   private final CallbackSignature signature;
-  private final MeterRegistry registry;
+  private final JobMetrics metrics;
   private final ExecutorService executor =
       Executors.newCachedThreadPool(
           r -> {
@@ -108,7 +105,7 @@ public class CallbackDelivery implements Deliveries {
       Clock clock,
       DownloadLinks links,
       ObjectMapper json,
-      Instance<MeterRegistry> registry,
+      Instance<JobMetrics> metrics,
       CallbackUrls urls) {
     this.dataSource = dataSource;
     this.urls = urls;
@@ -116,7 +113,7 @@ public class CallbackDelivery implements Deliveries {
     this.clock = clock;
     this.links = links;
     this.json = json;
-    this.registry = registry.isResolvable() ? registry.get() : null;
+    this.metrics = metrics.isResolvable() ? metrics.get() : null;
     this.signature =
         this.config
             .key()
@@ -155,6 +152,9 @@ public class CallbackDelivery implements Deliveries {
         return;
       }
       taken = take(kind, shard, epoch, now, lease, room);
+      // Only a take that filled the room may have left due callbacks behind: each delivery of it
+      // that ends looks for the next; otherwise the next tick or wake-up does.
+      boolean more = taken.size() == room;
       for (Job job : taken) {
         running.put(
             job.uid,
@@ -164,7 +164,12 @@ public class CallbackDelivery implements Deliveries {
                       LOG.warnf(e, "callback of job %s: delivery failed unexpectedly", job.uid);
                       return null;
                     })
-                .thenRun(() -> next(kind, shard, epoch)));
+                .thenRun(
+                    () -> {
+                      if (more) {
+                        next(kind, shard, epoch);
+                      }
+                    }));
       }
     }
   }
@@ -231,14 +236,14 @@ public class CallbackDelivery implements Deliveries {
     Integer status = null;
     String error = null;
     if (signature == null) {
-      giveUp(job, lease, state, attempt, "this deployment sends no callbacks any more");
+      record(job, lease, state, attempt, null, "this deployment sends no callbacks any more", true);
       return;
     }
     URI target = URI.create(job.callbackUrl);
     try {
       urls.checkAddress(target);
     } catch (CallbackUrls.RefusedAddressException e) {
-      giveUp(job, lease, state, attempt, "refused: " + e.getMessage());
+      record(job, lease, state, attempt, null, "refused: " + e.getMessage(), true);
       return;
     }
     try {
@@ -259,7 +264,8 @@ public class CallbackDelivery implements Deliveries {
         error = "HTTP " + status;
       }
     } catch (JsonProcessingException e) {
-      error = "the status view could not be written: " + e.getOriginalMessage();
+      error = "the status view could not be written";
+      LOG.warnf(e, "callback of job %s: the status view could not be written", job.uid);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return; // shutting down: the lease runs out and the next owner sends it again
@@ -269,7 +275,7 @@ public class CallbackDelivery implements Deliveries {
       error = transportError(e);
       LOG.debugf("callback of job %s to %s: %s", job.uid, job.callbackUrl, e);
     }
-    record(job, lease, state, attempt, status, error);
+    record(job, lease, state, attempt, status, error, false);
   }
 
   /** What a caller is told of a delivery that got no HTTP answer. */
@@ -286,30 +292,22 @@ public class CallbackDelivery implements Deliveries {
     return "the connection failed";
   }
 
-  /** Records a delivery the service will not make: given up at once. */
-  private void giveUp(Job job, Instant lease, Map<String, Object> state, int attempt, String why) {
-    Instant now = clock.now();
-    state.put("attempts", attempt);
-    state.put("last_status", null);
-    state.put("last_error", why);
-    state.put("last_attempt_at", now.toString());
-    state.put("gave_up_at", now.toString());
-    LOG.warnf("callback of job %s to %s: given up, %s", job.uid, job.callbackUrl, why);
-    write(job, lease, state, null);
-    count(job.kind, "gave-up");
-  }
-
+  /**
+   * Records what became of one delivery: delivered without an error; otherwise due again after a
+   * backoff, or given up when {@code giveUp} says so or the give-up time would pass first.
+   */
   private void record(
       Job job,
       Instant lease,
       Map<String, Object> state,
       int attempt,
       Integer status,
-      String error) {
+      String error,
+      boolean giveUp) {
     Instant now = clock.now();
     state.put("attempts", attempt);
     state.put("last_status", status);
-    state.put("last_error", error == null ? null : clip(error));
+    state.put("last_error", error);
     state.put("last_attempt_at", now.toString());
     Instant next = null;
     String outcome;
@@ -319,11 +317,11 @@ public class CallbackDelivery implements Deliveries {
     } else {
       Instant ended = job.completedAt != null ? job.completedAt : job.updatedAt;
       Instant candidate = now.plus(backoff(attempt));
-      if (ended == null || candidate.isAfter(ended.plus(config.giveUpAfter()))) {
+      if (giveUp || ended == null || candidate.isAfter(ended.plus(config.giveUpAfter()))) {
         state.put("gave_up_at", now.toString());
         outcome = "gave-up";
         LOG.warnf(
-            "callback of job %s to %s: gave up after %d deliveries (last: %s)",
+            "callback of job %s to %s: given up after %d deliveries (last: %s)",
             job.uid, job.callbackUrl, attempt, error);
       } else {
         next = candidate;
@@ -357,18 +355,8 @@ public class CallbackDelivery implements Deliveries {
   }
 
   private void count(String kind, String outcome) {
-    if (registry == null) {
-      return;
+    if (metrics != null) {
+      metrics.callback(kind, outcome);
     }
-    Counter.builder("jobs.callbacks")
-        .description(JobMetrics.CALLBACKS_DESCRIPTION)
-        .tag("kind", kind)
-        .tag("outcome", outcome)
-        .register(registry)
-        .increment();
-  }
-
-  private static String clip(String text) {
-    return text.length() <= MAX_ERROR_CHARS ? text : text.substring(0, MAX_ERROR_CHARS) + "...";
   }
 }

@@ -208,12 +208,6 @@ public class CallbackUrls {
     return null;
   }
 
-  /** Whether {@code host} is allowed on some port; for tests of the patterns. */
-  boolean allowed(String host) {
-    String name = normalized(host);
-    return name != null && allowed.stream().anyMatch(e -> e.matches(name));
-  }
-
   private static int port(URI uri) {
     if (uri.getPort() != -1) {
       return uri.getPort();

@@ -88,7 +88,6 @@ final class Outcomes {
     Map<UUID, String> retries = new LinkedHashMap<>();
     List<Task> released = new ArrayList<>();
     List<Task> attempted = new ArrayList<>();
-    Map<UUID, Completion> attemptOutcomes = new LinkedHashMap<>();
     List<JobStore.FailedAttempt> attempts = new ArrayList<>();
     for (Task task : tasks) {
       if (task.readyToRelease()) {
@@ -98,7 +97,6 @@ final class Outcomes {
       Completion outcome = storable(task.outcome());
       if (outcome.transientFailure() && settings.maxAttempts() > 1) {
         attempted.add(task);
-        attemptOutcomes.put(outcome.uid(), outcome);
         attempts.add(
             new JobStore.FailedAttempt(
                 outcome.uid(),
@@ -146,8 +144,10 @@ final class Outcomes {
       }
     }
     if (!attempts.isEmpty()) {
+      long start = traces.now();
       Map<UUID, JobStatus> written =
           store.failAttemptMany(attempts, epoch, settings.maxAttempts(), settings.retention(), now);
+      traced(attempted, start);
       settled.addAll(attempted);
       for (int i = 0; i < attempts.size(); i++) {
         JobStore.FailedAttempt attempt = attempts.get(i);
@@ -157,13 +157,12 @@ final class Outcomes {
         } else if (status == JobStatus.PENDING) {
           attempted.get(i).rescheduled();
           tally.rescheduled++;
-          tally.nextAttempt(attempt.retryAt());
           LOG.infof(
               "%s: job %s failed transiently (%s); tried again from %s",
               kind, attempt.uid(), attempt.error(), attempt.retryAt());
         } else {
           tally.failed++;
-          context.metrics().completed(kind, attemptOutcomes.get(attempt.uid()));
+          context.metrics().completed(kind, storable(attempted.get(i).outcome()));
         }
       }
     }

@@ -263,7 +263,7 @@ final class ShardRunner {
       if (trust != Trust.CLAIM) {
         return tally.result();
       }
-      if (tally.nextAttemptAt != null) {
+      if (tally.rescheduled > 0) {
         dueWanted.set(true); // arms the timer for the retry the write just scheduled
       }
       if (dueWanted.getAndSet(false)) {

@@ -16,16 +16,6 @@ final class Tally {
   int adopted;
   int rescheduled;
 
-  /** The earliest time a job put back after a transient failure is due again, or null. */
-  java.time.Instant nextAttemptAt;
-
-  /** Notes that a job is due again at {@code at}. */
-  void nextAttempt(java.time.Instant at) {
-    if (nextAttemptAt == null || at.isBefore(nextAttemptAt)) {
-      nextAttemptAt = at;
-    }
-  }
-
   /** Adds what another run did. */
   void add(TickResult r) {
     done += r.done();

@@ -92,8 +92,8 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
   private final ConcurrentMap<ShardKey, ShardMeters> shardMeters = new ConcurrentHashMap<>();
   private final ConcurrentMap<OwnerKey, OwnerMeter> ownerMeters = new ConcurrentHashMap<>();
 
-  /** What {@code jobs_callbacks_total} counts; the same words wherever it is registered. */
-  public static final String CALLBACKS_DESCRIPTION =
+  /** What {@code jobs_callbacks_total} counts. */
+  private static final String CALLBACKS_DESCRIPTION =
       "Callback deliveries by outcome: delivered (2xx), failed (tried again later), gave-up";
 
   private volatile boolean refreshFailing;
@@ -173,6 +173,22 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
       }
     }
     return due;
+  }
+
+  /**
+   * One callback delivery of a job of {@code kind} ended: {@code delivered}, {@code failed} (tried
+   * again later) or {@code gave-up}.
+   */
+  public void callback(String kind, String outcome) {
+    callbackCounter(kind, outcome).increment();
+  }
+
+  private Counter callbackCounter(String kind, String outcome) {
+    return Counter.builder("jobs.callbacks")
+        .description(CALLBACKS_DESCRIPTION)
+        .tag("kind", kind)
+        .tag("outcome", outcome)
+        .register(registry);
   }
 
   @Override
@@ -444,11 +460,7 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
       // The callbacks' counters, at 0 from the start so that a rate sees their first delivery;
       // the deliveries (io.asyncjobs.callbacks) count into these same meters.
       for (String outcome : List.of("delivered", "failed", "gave-up")) {
-        Counter.builder("jobs.callbacks")
-            .description(CALLBACKS_DESCRIPTION)
-            .tag("kind", kind)
-            .tag("outcome", outcome)
-            .register(registry);
+        callbackCounter(kind, outcome);
       }
       adopted =
           counter(

@@ -961,9 +961,7 @@ public class JobStore {
 
   private static Object[] texts(
       List<FailedAttempt> attempts, java.util.function.Function<FailedAttempt, Instant> field) {
-    return attempts.stream()
-        .map(a -> field.apply(a) == null ? null : field.apply(a).toString())
-        .toArray();
+    return attempts.stream().map(field).map(t -> t == null ? null : t.toString()).toArray();
   }
 
   /**
