@@ -124,14 +124,27 @@ class RetryAttemptsTest extends ControlledKindFixture {
         "UPDATE jobs SET status = 'running', delayed_until = NULL, epoch = ? WHERE uid = ?",
         service.ownerLock().epoch(),
         uid);
-    service.runOnce();
+    settings.update(
+        "controlled", new SettingsOverride(null, null, null, null, null, null, null, 3));
+    db.update("INSERT INTO service_pauses (service, paused_at) VALUES ('controlled', now())");
+    try {
+      service.runOnce(); // recovers it; paused, so it stays pending for a look
+    } finally {
+      db.update("DELETE FROM service_pauses");
+    }
     Job recovered = queue.getJob(uid).orElseThrow();
+    assertThat(recovered.status).isEqualTo(JobStatus.PENDING);
+    assertThat(recovered.retryCount).as("one recovery").isEqualTo(1);
+    assertThat(recovered.attempt).as("attempts untouched").isEqualTo(1);
     assertThat(io.asyncjobs.operations.JobView.withoutLink(recovered).retryAt())
         .as("queued again by the recovery, not waiting for a retry: no stale retry time")
         .isNull();
-    assertThat(recovered.retryCount).as("one recovery").isEqualTo(1);
-    assertThat(recovered.attempt).as("attempts untouched").isEqualTo(1);
-    assertThat(recovered.status).isIn(JobStatus.PENDING, JobStatus.RUNNING);
+
+    runAndSettle(uid); // due at once, no backoff: the recovery is not a failed attempt
+    Job done = queue.getJob(uid).orElseThrow();
+    assertThat(done.status).isEqualTo(JobStatus.DONE);
+    assertThat(done.attempt).isEqualTo(1);
+    assertThat(executions(uid)).as("the first attempt and the one after the recovery").isEqualTo(2);
   }
 
   @Test
