@@ -34,34 +34,6 @@ public record ServiceSettings(
     Duration retryBackoffMax,
     boolean paused) {
 
-  /** The settings of a kind that is not paused. */
-  public ServiceSettings(
-      Duration retention,
-      int maxConcurrent,
-      Duration jobTimeout,
-      int maxRetries,
-      Duration claimAhead,
-      ClaimOrder claimOrder,
-      int maxPendingPerOwner,
-      int maxRunningPerOwner,
-      int maxAttempts,
-      Duration retryBackoff,
-      Duration retryBackoffMax) {
-    this(
-        retention,
-        maxConcurrent,
-        jobTimeout,
-        maxRetries,
-        claimAhead,
-        claimOrder,
-        maxPendingPerOwner,
-        maxRunningPerOwner,
-        maxAttempts,
-        retryBackoff,
-        retryBackoffMax,
-        false);
-  }
-
   /** These settings, paused or not as {@code paused} says. */
   public ServiceSettings withPaused(boolean paused) {
     return new ServiceSettings(
@@ -103,7 +75,8 @@ public record ServiceSettings(
         0,
         1,
         DEFAULT_RETRY_BACKOFF,
-        DEFAULT_RETRY_BACKOFF_MAX);
+        DEFAULT_RETRY_BACKOFF_MAX,
+        false);
   }
 
   /** The settings for {@code service} from configuration alone. */
@@ -122,7 +95,8 @@ public record ServiceSettings(
           d.maxRunningPerOwner(),
           d.maxAttempts(),
           d.retryBackoff(),
-          d.retryBackoffMax());
+          d.retryBackoffMax(),
+          false);
     }
     return new ServiceSettings(
         Duration.ofSeconds(o.retentionSeconds().orElse(d.retentionSeconds())),
@@ -135,7 +109,8 @@ public record ServiceSettings(
         o.maxRunningPerOwner().orElse(d.maxRunningPerOwner()),
         o.maxAttempts().orElse(d.maxAttempts()),
         o.retryBackoff().orElse(d.retryBackoff()),
-        o.retryBackoffMax().orElse(d.retryBackoffMax()));
+        o.retryBackoffMax().orElse(d.retryBackoffMax()),
+        false);
   }
 
   /**

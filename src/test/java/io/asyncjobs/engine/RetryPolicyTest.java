@@ -57,7 +57,8 @@ class RetryPolicyTest {
             0,
             3,
             Duration.ofSeconds(10),
-            Duration.ofMinutes(10));
+            Duration.ofMinutes(10),
+            false);
     assertThat(s.retryDelay(1, 0)).isEqualTo(Duration.ofSeconds(5));
     assertThat(s.retryDelay(1, 0.9999)).isBetween(Duration.ofMillis(9999), Duration.ofSeconds(10));
     assertThat(s.retryDelay(2, 0)).isEqualTo(Duration.ofSeconds(10));
