@@ -28,21 +28,30 @@ public class EmbeddedPostgresConfigSourceFactory implements ConfigSourceFactory 
     if (!"true".equalsIgnoreCase(value(context, "jobs.embedded-db.enabled", "false"))) {
       return List.of();
     }
-    Path dataDir = Path.of(value(context, "jobs.embedded-db.data-dir", ".dev/postgres/data"));
-    Path workDir = Path.of(value(context, "jobs.embedded-db.work-dir", ".dev/postgres"));
-    boolean clean = "true".equalsIgnoreCase(value(context, "jobs.embedded-db.clean", "false"));
-    String url = EmbeddedPostgresLauncher.startOnce(dataDir, workDir, clean);
     return List.of(
         new MapBackedConfigSource(
             "embedded PostgreSQL",
             Map.of(
                 "quarkus.datasource.jdbc.url",
-                url,
+                startServer(context),
                 "quarkus.datasource.username",
                 EmbeddedPostgresLauncher.USER,
                 "quarkus.datasource.password",
                 ""),
             ORDINAL) {});
+  }
+
+  /**
+   * Starts the embedded server (once per JVM) and returns its JDBC URL. The native executable
+   * replaces this method ({@link EmbeddedPostgresConfigSourceFactorySubstitution}): its signature
+   * names no class of the embedded database library, so the native build can resolve it without
+   * that library, and nothing in the executable reaches {@link EmbeddedPostgresLauncher}.
+   */
+  static String startServer(ConfigSourceContext context) {
+    Path dataDir = Path.of(value(context, "jobs.embedded-db.data-dir", ".dev/postgres/data"));
+    Path workDir = Path.of(value(context, "jobs.embedded-db.work-dir", ".dev/postgres"));
+    boolean clean = "true".equalsIgnoreCase(value(context, "jobs.embedded-db.clean", "false"));
+    return EmbeddedPostgresLauncher.startOnce(dataDir, workDir, clean);
   }
 
   private static String value(ConfigSourceContext context, String name, String fallback) {
