@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks. Usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards|fairness
+# Benchmarks. Usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards|fairness|native
 #
 # Each suite starts its own PostgreSQL on loopback (Debian's postgresql-15 binaries; installed with
 # apt when missing), measures a reference on that same machine, then runs the benchmark and prints
@@ -22,13 +22,16 @@
 #   shards  waiting and CPU-bound jobs drained by 1, 2 and 3 replicas sharing shards (bench/shards.sh).
 #   fairness one owner's single job behind another owner's backlog, claim order fifo against fair,
 #           and the pending quota under concurrent enqueues (bench/fairness.sh).
+#   native  the native executable against the JVM build of the same commit: time to ready, resident
+#           memory idle and under a drain, drain rate, size (bench/native-suite.sh; the executable
+#           comes from bench/native.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 suite=${1:-engine}
 case "$suite" in
-  engine | http | enqueue | zip | memory | scale | kinds | peers | shards | fairness) ;;
-  *) echo "usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards|fairness" >&2; exit 2 ;;
+  engine | http | enqueue | zip | memory | scale | kinds | peers | shards | fairness | native) ;;
+  *) echo "usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards|fairness|native" >&2; exit 2 ;;
 esac
 
 # Installs Debian package $1 with apt when the executable $2 is missing.
@@ -110,9 +113,12 @@ PY
 # token ("$keys/token", "$token") with plain openssl, starts the packaged app (prod profile) on
 # loopback against the bench PostgreSQL with its data in "$data", and waits until it is ready.
 # Sets app_port, app_pid, base, token, keys and data; $1 names the log files. BENCH_APP_ENV adds
-# environment settings (VAR=value ...).
+# environment settings (VAR=value ...). BENCH_NATIVE=1 starts the native executable
+# (target/*-runner, which bench/native.sh builds) instead of the JVM build; it is never rebuilt here.
 start_app() {
-  if [ "${BENCH_SKIP_BUILD:-0}" != 1 ] || [ ! -f target/quarkus-app/quarkus-run.jar ]; then
+  if [ "${BENCH_NATIVE:-0}" = 1 ]; then
+    native_runner >/dev/null
+  elif [ "${BENCH_SKIP_BUILD:-0}" != 1 ] || [ ! -f target/quarkus-app/quarkus-run.jar ]; then
     ./mvnw -q -B package -DskipTests >"$out/$1-build.log" 2>&1 \
       || { tail -n 80 "$out/$1-build.log" >&2; exit 1; }
   fi
@@ -142,26 +148,41 @@ start_app() {
   data="$work/data"
   app_port=$(free_port)
   mkdir -p "$data"
+  local launch=(java ${BENCH_JAVA_OPTS:-} -jar target/quarkus-app/quarkus-run.jar)
+  if [ "${BENCH_NATIVE:-0}" = 1 ]; then launch=("$(native_runner)"); fi
+  app_started_ns=$(date +%s%N)
   env QUARKUS_HTTP_HOST=127.0.0.1 QUARKUS_HTTP_PORT="$app_port" \
     QUARKUS_DATASOURCE_JDBC_URL="$url" QUARKUS_DATASOURCE_USERNAME=postgres QUARKUS_DATASOURCE_PASSWORD= \
     MP_JWT_VERIFY_PUBLICKEY_LOCATION="$keys/public.pem" MP_JWT_VERIFY_ISSUER="$issuer" \
     JOBS_DATA_DIR="$data" JOBS_LOCK_MODE=postgres JOBS_LOCK_HANDOVER_GRACE=5s \
     JOBS_SERVICES_NOOP_ENABLED=true JOBS_SERVICES_NOOP_MAX_CONCURRENT=128 \
     JOBS_API_SIGNING_KEY="$(openssl rand -base64 32)" ${BENCH_APP_ENV:-} \
-    java ${BENCH_JAVA_OPTS:-} -jar target/quarkus-app/quarkus-run.jar >"$out/$1-app.log" 2>&1 &
+    "${launch[@]}" >"$out/$1-app.log" 2>&1 &
   app_pid=$!
   started+=("$app_pid")
   base="http://127.0.0.1:$app_port"
-  local waited=0
+  # Polled every 20 ms, so that the time to ready (app_ready_ms) is exact to about that.
+  local deadline=$((app_started_ns + 60000000000))
   until curl -fsS "$base/q/health/ready" 2>/dev/null | grep -q '"UP"'; do
-    if ! kill -0 "$app_pid" 2>/dev/null || [ "$waited" -ge 120 ]; then
+    if ! kill -0 "$app_pid" 2>/dev/null || [ "$(date +%s%N)" -ge "$deadline" ]; then
       echo "bench: the app did not become ready; last lines of $out/$1-app.log:" >&2
       tail -n 40 "$out/$1-app.log" >&2
       exit 1
     fi
-    sleep 0.5
-    waited=$((waited + 1))
+    sleep 0.02
   done
+  app_ready_ms=$((($(date +%s%N) - app_started_ns) / 1000000))
+}
+
+# The native executable of this checkout (bench/native.sh builds it); fails when there is none.
+native_runner() {
+  local runner
+  runner=$(ls target/*-runner 2>/dev/null | head -n 1)
+  if [ -z "$runner" ] || [ ! -x "$runner" ]; then
+    echo "bench: no native executable in target/; build one with bench/native.sh" >&2
+    exit 1
+  fi
+  echo "$runner"
 }
 
 # The reference: pgbench, one client, one INSERT of a ~200-byte row into a uuid-keyed table per
@@ -865,6 +886,7 @@ case "$suite" in
   enqueue) . bench/enqueue.sh ;;
   shards) . bench/shards.sh ;;
   fairness) . bench/fairness.sh ;;
+  native) . bench/native-suite.sh ;;
 esac
 
 "suite_$suite"

@@ -21,8 +21,19 @@ import org.eclipse.microprofile.config.ConfigProvider;
  */
 public class PackagedAppResource implements QuarkusTestResourceLifecycleManager {
 
+  /** The data folder of the application this resource started last; tests in this JVM fill it. */
+  private static volatile Path startedDataDir;
+
   private EmbeddedPostgres postgres;
   private Path dataDir;
+
+  /** The application's data folder ({@code jobs.data-dir}), for a test to put files in. */
+  public static Path dataDir() {
+    if (startedDataDir == null) {
+      throw new IllegalStateException("no packaged application was started by this resource");
+    }
+    return startedDataDir;
+  }
 
   @Override
   public Map<String, String> start() {
@@ -45,6 +56,7 @@ public class PackagedAppResource implements QuarkusTestResourceLifecycleManager 
       // quarkus.http.test-port, 0 in the test profile: a free one, read back from the log).
       config.put("quarkus.http.host", "127.0.0.1");
       dataDir = Files.createTempDirectory(root, "data");
+      startedDataDir = dataDir;
       config.put("jobs.data-dir", dataDir.toString());
       // "auto" would pick the Kubernetes Lease when the tests run inside a pod.
       config.put("jobs.lock.mode", "postgres");
