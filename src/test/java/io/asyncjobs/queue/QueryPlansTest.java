@@ -174,7 +174,9 @@ class QueryPlansTest {
           .contains("jobs_due_claim_idx")
           .containsPattern(SHARD_IN_INDEX_COND);
       String fairPlan = planOf(JobStore.JOB_CLAIM_FAIR, mode, fair);
-      assertThat(fairPlan).as(mode).contains("jobs_fair_claim_idx");
+      // The owners are walked in byte order (COLLATE "C"), through the index that holds them so
+      // (V23); V14's index in the database's collation cannot serve that walk.
+      assertThat(fairPlan).as(mode).contains("jobs_fair_claim_bytes_idx");
       List<String> scans = new ArrayList<>();
       seqScansOf("jobs", new ObjectMapper().readTree(fairPlan), scans);
       assertThat(scans).as(mode + ": the fair claim reads jobs by index only").isEmpty();
