@@ -92,8 +92,8 @@ public class JobStore {
   /**
    * The fair claim index's owner key (V23), as an expression over a row of {@code jobs}. Owners
    * take turns in the order of its bytes ({@code COLLATE "C"}), the order {@link #inTurns} and the
-   * runner's cursor use: under the database's own collation (en_US, say) {@code user:alice} would
-   * come before {@code user:Bob} here and after it there, and owners would be served out of turn.
+   * runner's cursor use: under the database's own collation (en_US, say) the walk would put {@code
+   * user:alice} before {@code user:Bob} and the runner after it, and serve owners out of turn.
    */
   private static final String OWNER_KEY =
       "((COALESCE(owner_kind, '') || ':' || COALESCE(owner_id, '')) COLLATE \"C\")";
