@@ -8,6 +8,7 @@ import io.asyncjobs.files.FileScope;
 import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.files.PathRefusedException;
 import io.asyncjobs.files.Payloads;
+import io.asyncjobs.files.ZipEntryNames;
 import io.asyncjobs.queue.Job;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
@@ -288,13 +289,9 @@ public class ZipService extends JobService implements PayloadCheck {
     return entry;
   }
 
-  /**
-   * The entry name of a file: its name relative to the scope, with any backslash (a legal file name
-   * character here, a folder separator to Windows extractors) replaced, so no entry can unpack
-   * outside its folder.
-   */
+  /** The entry name of a file: its name relative to the scope, as {@link ZipEntryNames} says. */
   static String entryName(String relative) {
-    return relative.replace('\\', '_');
+    return ZipEntryNames.of(relative);
   }
 
   /** Whether a file of this name is stored rather than deflated. */
