@@ -20,7 +20,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -273,12 +272,9 @@ public class ForkService extends JobService implements PayloadCheck {
   private Copied copy(FileScope scope, Path from, String source, Path tgt, Path temp)
       throws IOException {
     try (SourceListing listing = SourceListing.of(scope, from, source)) {
-      List<SourceListing.Link> kept = new ArrayList<>();
-      for (SourceListing.Link link : listing.links()) {
-        if (leadsInsideFromTarget(scope, tgt, link)) {
-          kept.add(link);
-        }
-      }
+      // Judged before any link is made, so one that would lead out is never written.
+      List<SourceListing.Link> kept =
+          new CopyLinks(realLocation(tgt), scope.base().toRealPath()).keep(listing.links());
       watcher.before(Step.COPY);
       TreeCopy copy =
           new TreeCopy(
@@ -308,22 +304,15 @@ public class ForkService extends JobService implements PayloadCheck {
   }
 
   /**
-   * Whether a link that leads inside the scope from its place in the source also does from its
-   * place in the copy, once renamed to {@code tgt}: a relative link can lead elsewhere from there.
-   * Judged before any link is made, so one that fails is never written.
+   * Where {@code path}, which need not exist, really is: its deepest existing part after every
+   * link, and the rest of it as named (those folders are made as plain folders).
    */
-  private static boolean leadsInsideFromTarget(FileScope scope, Path tgt, SourceListing.Link link) {
-    Path leadsTo = tgt.resolve(link.relative()).getParent().resolve(link.text()).normalize();
-    return leadsTo.startsWith(scope.base()) && scope.contains(existingPart(leadsTo));
-  }
-
-  /** The deepest existing part of {@code path}: where a link to a missing file would land. */
-  private static Path existingPart(Path path) {
+  private static Path realLocation(Path path) throws IOException {
     Path existing = path;
-    while (existing != null && !Files.exists(existing, LinkOption.NOFOLLOW_LINKS)) {
+    while (!Files.exists(existing, LinkOption.NOFOLLOW_LINKS)) {
       existing = existing.getParent();
     }
-    return existing == null ? path : existing;
+    return existing.toRealPath().resolve(existing.relativize(path).toString());
   }
 
   /**

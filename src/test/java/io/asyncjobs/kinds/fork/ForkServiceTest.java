@@ -471,6 +471,36 @@ class ForkServiceTest {
   }
 
   @Test
+  void shouldDropALinkThatClimbsOutThroughALinkToItsOwnFolderFromTheCopysPlace() throws Exception {
+    // s -> . at every level: each "s/.." climbs one real level, though the text normalizes to
+    // just the name. From <owner's folder>/deep/site/up.txt it leads to <owner's folder>/<name>;
+    // from <owner's folder>/flat/up.txt to files/user/<name>: another owner's.
+    String name = owner + "-z.txt";
+    write(name, "mine");
+    Path foreign = base.resolveSibling(name);
+    Files.writeString(foreign, "someone else's");
+    try {
+      write("deep/site/page.txt", "page");
+      Files.createSymbolicLink(base.resolve("s"), Path.of("."));
+      Files.createSymbolicLink(base.resolve("deep/s"), Path.of("."));
+      Files.createSymbolicLink(base.resolve("deep/site/s"), Path.of("."));
+      Files.createSymbolicLink(base.resolve("deep/site/up.txt"), Path.of("s/../s/../" + name));
+      assertThat(Files.readString(base.resolve("deep/site/up.txt"))).isEqualTo("mine");
+
+      UUID uid = enqueue("deep/site", "flat");
+      runUntilIdle(service, db);
+
+      Job job = done(uid);
+      assertThat(job.result).containsEntry("skipped_links", 1).containsEntry("links", 1);
+      assertThat(Files.exists(base.resolve("flat/up.txt"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+      assertThat(Files.readSymbolicLink(base.resolve("flat/s"))).isEqualTo(Path.of("."));
+      assertThat(Files.readString(base.resolve("flat/page.txt"))).isEqualTo("page");
+    } finally {
+      Files.deleteIfExists(foreign);
+    }
+  }
+
+  @Test
   void shouldFailWithoutTouchingATargetThatAppearedAfterTheEnqueue() throws Exception {
     write("src/a.txt", "new content");
     UUID uid = enqueue("src", "dst");
