@@ -10,6 +10,7 @@ import io.asyncjobs.files.Trees;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.storage.DataDirectory;
+import io.asyncjobs.storage.VolumeSpace;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
@@ -81,6 +82,15 @@ public class ForkService extends JobService implements PayloadCheck {
   }
 
   private volatile StepWatcher watcher = step -> {};
+
+  /** How the room left on the volume is measured; a test's seam. */
+  private volatile VolumeSpace.Measure space = VolumeSpace.FILE_STORE;
+
+  /**
+   * What a file or folder takes on the volume beyond its bytes, at most: the rest of its last block
+   * (4 KiB on the usual file systems).
+   */
+  static final long BLOCK = 4096;
 
   ForkService(FileScopes scopes, DataDirectory data) {
     this.scopes = scopes;
@@ -199,6 +209,13 @@ public class ForkService extends JobService implements PayloadCheck {
     this.watcher = watcher == null ? step -> {} : watcher;
   }
 
+  /**
+   * Measures the room left on the volume with {@code measure}; the file store's figure for null.
+   */
+  void measureSpaceWith(VolumeSpace.Measure measure) {
+    this.space = measure == null ? VolumeSpace.FILE_STORE : measure;
+  }
+
   /** Where a job copies before the rename: the service's own folder, named after the job. */
   Path temporary(UUID uid) {
     return data.root().resolve("tmp").resolve(KIND).resolve(uid.toString());
@@ -214,18 +231,20 @@ public class ForkService extends JobService implements PayloadCheck {
     Path temp = temporary(job.uid);
     Path from = plan.source();
     Map<String, Object> result;
+    long free = 0;
     try {
       // The source may itself be a link (inside the scope): what it leads to is copied.
       from = plan.source().toRealPath();
       removeTree(temp); // left by an earlier attempt that crashed
       Files.createDirectories(temp.getParent());
+      free = space.usable(temp.getParent());
       // The folders above the target are made before the copy, so a fork that cannot be placed
       // fails early; checked again first: a part may have become a link since the plan.
       TargetFolder.Location parent = TargetFolder.locate(scope, tgt, target);
       watcher.before(Step.CREATE_PARENTS);
       TargetFolder.open(parent, temp, target).close();
       try {
-        Copied copied = copy(scope, from, source, tgt, temp);
+        Copied copied = copy(scope, from, source, tgt, temp, free);
         result = copied.result();
         parent = TargetFolder.locate(scope, tgt, target);
         watcher.before(Step.RENAME);
@@ -249,7 +268,10 @@ public class ForkService extends JobService implements PayloadCheck {
       }
     } catch (FileSystemException e) {
       // Its message holds absolute paths; the caller sees its own names instead.
-      throw new IOException(describe(e, from, source, temp, target), e);
+      throw VolumeSpace.orFilledUp(
+          new IOException(describe(e, from, source, temp, target), e), free);
+    } catch (IOException e) {
+      throw VolumeSpace.orFilledUp(e, free);
     }
     reportProgress(1.0, (Long) result.get("files"));
     return result;
@@ -269,9 +291,11 @@ public class ForkService extends JobService implements PayloadCheck {
    *
    * @param from the source's real location
    */
-  private Copied copy(FileScope scope, Path from, String source, Path tgt, Path temp)
+  private Copied copy(FileScope scope, Path from, String source, Path tgt, Path temp, long free)
       throws IOException {
     try (SourceListing listing = SourceListing.of(scope, from, source)) {
+      // A copy that cannot fit fails before a byte of it is written.
+      VolumeSpace.require(needed(listing), free, true);
       // Judged before any link is made, so one that would lead out is never written.
       List<SourceListing.Link> kept =
           new CopyLinks(realLocation(tgt), scope.base().toRealPath()).keep(listing.links());
@@ -293,6 +317,15 @@ public class ForkService extends JobService implements PayloadCheck {
       result.put("bytes_out", copy.bytes());
       return new Copied(result, listing.folders().get(0).attributes().lastModifiedTime());
     }
+  }
+
+  /** What the copy takes on the volume: each file's bytes up to whole blocks, a block a folder. */
+  private static long needed(SourceListing listing) {
+    long needed = (long) listing.folders().size() * BLOCK;
+    for (SourceListing.Item file : listing.files()) {
+      needed += (file.size() + BLOCK - 1) / BLOCK * BLOCK;
+    }
+    return needed;
   }
 
   private void reportCopyProgress(SourceListing listing, long bytes, long files) {
