@@ -2,6 +2,7 @@ package io.asyncjobs.api;
 
 import io.quarkus.arc.Arc;
 import io.quarkus.smallrye.openapi.OpenApiFilter;
+import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -79,16 +80,24 @@ public class KindOperationsFilter implements OASFilter {
             .addParameter(
                 query(
                     "run_after",
-                    "the earliest start, RFC 3339 with an offset, at most a year ahead; not with"
+                    "the earliest start, RFC 3339 with an offset, at most a year ahead and at"
+                        + " most a year ago (a past time means due at once); not with"
                         + " delay_seconds",
                     Schema.SchemaType.STRING,
                     "2026-12-24T18:00:00Z"))
             .addParameter(
                 query(
-                    "delay_seconds",
-                    "the earliest start, seconds from now (0 to 31536000); not with run_after",
-                    Schema.SchemaType.INTEGER,
-                    600))
+                        "delay_seconds",
+                        "the earliest start, seconds from now (0 to "
+                            + Enqueuer.MAX_DELAY_SECONDS
+                            + ", a year); not with run_after",
+                        Schema.SchemaType.INTEGER,
+                        600)
+                    .schema(
+                        OASFactory.createSchema()
+                            .addType(Schema.SchemaType.INTEGER)
+                            .minimum(BigDecimal.ZERO)
+                            .maximum(BigDecimal.valueOf(Enqueuer.MAX_DELAY_SECONDS))))
             .addParameter(
                 query(
                     "callback_url",
