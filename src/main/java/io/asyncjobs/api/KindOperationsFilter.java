@@ -18,8 +18,9 @@ import org.eclipse.microprofile.openapi.models.responses.APIResponses;
  * Describes {@code POST /api/<kind>} once per kind, from the kind's {@link PayloadCheck.RouteDoc}:
  * its summary, description and example, the Idempotency-Key header, and the answers every kind
  * shares (202 with the job's links, and the problems of a malformed body, no token, a disabled
- * kind, a body too large, another media type and a reused Idempotency-Key), declared here once. It
- * runs when the application starts, since the kinds are the beans found then.
+ * kind, a body too large, another media type, a reused Idempotency-Key and a database that cannot
+ * be reached), declared here once. It runs when the application starts, since the kinds are the
+ * beans found then.
  */
 @OpenApiFilter(OpenApiFilter.RunStage.RUN)
 public class KindOperationsFilter implements OASFilter {
@@ -37,7 +38,8 @@ public class KindOperationsFilter implements OASFilter {
               "404", "notFound",
               "413", "tooLarge",
               "415", "unsupportedMediaType",
-              "422", "idempotencyKeyReused"));
+              "422", "idempotencyKeyReused",
+              "503", ProblemAnswersFilter.DATABASE_UNAVAILABLE));
 
   @Override
   public void filterOpenAPI(OpenAPI openAPI) {
