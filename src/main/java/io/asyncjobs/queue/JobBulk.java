@@ -263,6 +263,7 @@ public class JobBulk {
         ps.setArray(i, c.createArrayOf("text", allowed));
       } else if (action == Action.RETRY) {
         ps.setObject(i++, JobRows.timestamp(now));
+        ps.setObject(i++, JobRows.timestamp(now));
         bindRetentionEnd(ps, i, kind, now);
       }
       try (ResultSet rs = ps.executeQuery()) {

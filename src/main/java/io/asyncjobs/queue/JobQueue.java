@@ -256,13 +256,17 @@ public class JobQueue {
   /**
    * The SET list of a retry, shared by JobRetryOne and the bulk retry (JobRetryBatch), so that a
    * column added here is reset by both: a failed job starts over as pending, as if just enqueued,
-   * its uid unchanged. Its four parameters, in order: the time (updated_at), then {@link
+   * its uid unchanged. A {@code run_after} still ahead holds it back again, as at its enqueue: the
+   * status view shows that time, so the job must not start before it. Its five parameters, in
+   * order: the time (is run_after ahead), the time (updated_at), then {@link
    * SettingsStore#EFFECTIVE_RETENTION_END}'s three (the time, the kind, its configured retention in
    * seconds).
    */
   static final String RETRY_SET =
       " status = 'pending', error = NULL, result = NULL, retry_count = 0,"
-          + " attempt = 0, attempts = NULL, delayed_until = NULL, callback = NULL,"
+          + " attempt = 0, attempts = NULL,"
+          + " delayed_until = CASE WHEN run_after > ?::timestamptz THEN run_after END,"
+          + " callback = NULL,"
           + " callback_due = NULL,"
           + " started_at = NULL, completed_at = NULL, duration_ms = NULL,"
           + " bytes_in = NULL, bytes_out = NULL, item_count = NULL,"
@@ -1242,8 +1246,9 @@ public class JobQueue {
         throw new NoSuchElementException("no job " + uid);
       }
       ps.setObject(1, JobRows.timestamp(now));
-      bindRetentionEnd(ps, 2, kind, now);
-      ps.setObject(5, uid);
+      ps.setObject(2, JobRows.timestamp(now));
+      bindRetentionEnd(ps, 3, kind, now);
+      ps.setObject(6, uid);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return false;
