@@ -108,9 +108,10 @@ public class JobBulk {
         + ", cancelled AS (UPDATE jobs SET "
         + JobQueue.CANCEL_SET
         + " WHERE uid IN (SELECT uid FROM batch) AND status = ANY (?::text[])"
-        // A job already asked to stop (by an earlier walk of this action, when it was claimed
-        // between the pending and the running walk, or by a caller) is not counted again.
-        + " AND NOT cancel_requested RETURNING 1) "
+        // A running job already asked to stop (by an earlier walk of this action, when it was
+        // claimed between the pending and the running walk, or by a caller) is not counted again.
+        // A pending one is cancelled whatever the flag says: no owner will act on it.
+        + " AND NOT (status = 'running' AND cancel_requested) RETURNING 1) "
         + BATCH_FIGURES
         + ", (SELECT count(*) FROM cancelled)";
   }

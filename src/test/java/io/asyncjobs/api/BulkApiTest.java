@@ -88,6 +88,24 @@ class BulkApiTest {
         .body("affected", equalTo(0));
   }
 
+  /**
+   * A job a cancel asked to stop that went back to pending (as a running job whose attempt lost the
+   * database did before the put-back checked the cancel) is cancelled by a bulk cancel, not passed
+   * over as one already asked to stop.
+   */
+  @Test
+  void shouldCancelAPendingJobThoughAnEarlierCancelAskedItToStop() {
+    insert("noop", "pending", "alice", DAY1, 2);
+    db.update("UPDATE jobs SET cancel_requested = true, retry_count = 1");
+
+    bulk("cancel", "{\"kind\": \"noop\"}")
+        .statusCode(200)
+        .body("matched", equalTo(2))
+        .body("affected", equalTo(2));
+
+    assertThat(count("status = 'failed' AND error = 'cancelled on request'")).isEqualTo(2);
+  }
+
   @Test
   void shouldRetryOnlyTheFailedJobsCreatedInTheWindowAndWakeNobodyElse() {
     insert("noop", "failed", "alice", DAY1, 1_200);
