@@ -70,7 +70,7 @@ public class JobQueue {
    * signal per commit under load. The scheduled tick covers the rare race between this check and
    * the owner's claim. Its one parameter is {@link #mayBeIdle}'s.
    */
-  private static final String NOTIFY_IF_QUEUE_WAS_EMPTY =
+  private static final String NOTIFY_IF_OWNER_MAY_BE_IDLE =
       " SELECT pg_notify('"
           + ENQUEUED_CHANNEL
           + "', "
@@ -156,12 +156,12 @@ public class JobQueue {
           + SettingsStore.EFFECTIVE_RETENTION_END
           + ", ?, ?, ?, ?, ?, ?)"
           + " RETURNING kind, shard, owner_kind, owner_id, priority)"
-          + NOTIFY_IF_QUEUE_WAS_EMPTY;
+          + NOTIFY_IF_OWNER_MAY_BE_IDLE;
 
   /**
    * JobInsertIdempotent: JobInsertOne with an idempotency key; returns the new uid, or no row when
    * the owner already used the key (then the first job stands). The notification is sent only for a
-   * row actually inserted, and only when the queue was empty, as for JobInsertOne.
+   * row actually inserted, and only when the owner may be idle, as for JobInsertOne.
    */
   private static final String JOB_INSERT_IDEMPOTENT =
       "WITH inserted AS ("
@@ -206,13 +206,13 @@ public class JobQueue {
           + "             callback_url, traceparent, ord)"
           + "  ORDER BY n.ord"
           + " RETURNING kind, shard, owner_kind, owner_id, priority)"
-          + NOTIFY_IF_QUEUE_WAS_EMPTY;
+          + NOTIFY_IF_OWNER_MAY_BE_IDLE;
 
   /**
    * JobInsertBatch: adds pending jobs in array order, each with its idempotency key or none, and
    * skips those whose key the owner already used; returns the uids inserted. Notifies as
-   * JobInsertOne does when something was inserted into an empty queue (the {@code notified} CTE
-   * runs because the final SELECT reads it).
+   * JobInsertOne does when something was inserted while the owner may be idle (the {@code notified}
+   * CTE runs because the final SELECT reads it).
    */
   private static final String JOB_INSERT_BATCH =
       """
