@@ -335,20 +335,27 @@ public class JobStore {
   /**
    * JobRetryMany: jobs whose task failed because the database went away (their work never took
    * effect, or is repeated harmlessly) go back to pending with one more retry instead of failing,
-   * or fail once their retries are used up. Only rows still running under the writer's epoch.
+   * or fail once their retries are used up. A job a cancel asked to stop fails as cancelled
+   * instead, as in JobRescueMany: put back, it would run again, and no cancel would stop it (a
+   * cancel asks the running job only once). Only rows still running under the writer's epoch.
    */
   private static final String JOB_RETRY_MANY =
       """
       UPDATE jobs j
-         SET status = CASE WHEN j.retry_count < p.max_retries THEN 'pending' ELSE 'failed' END,
-             retry_count = CASE WHEN j.retry_count < p.max_retries THEN j.retry_count + 1
-                                ELSE j.retry_count END,
-             error = CASE WHEN j.retry_count < p.max_retries THEN NULL
+         SET status = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                           THEN 'pending' ELSE 'failed' END,
+             retry_count = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                                THEN j.retry_count + 1 ELSE j.retry_count END,
+             error = CASE WHEN j.cancel_requested THEN 'cancelled on request'
+                          WHEN j.retry_count < p.max_retries THEN NULL
                           ELSE r.error || ' (' || (j.retry_count + 1) || ' times; max-retries '
                                || p.max_retries || ')' END,
-             started_at = CASE WHEN j.retry_count < p.max_retries THEN NULL ELSE j.started_at END,
-             completed_at = CASE WHEN j.retry_count < p.max_retries THEN NULL ELSE p.now END,
-             expires_at = CASE WHEN j.retry_count < p.max_retries THEN j.expires_at
+             started_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                               THEN NULL ELSE j.started_at END,
+             completed_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                                 THEN NULL ELSE p.now END,
+             expires_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                               THEN j.expires_at
                                ELSE p.now + make_interval(secs => p.retention) END,
              updated_at = p.now
         FROM unnest(?::uuid[], ?::text[]) AS r(uid, error),

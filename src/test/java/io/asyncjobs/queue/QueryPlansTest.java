@@ -214,6 +214,24 @@ class QueryPlansTest {
   }
 
   @Test
+  void shouldFindTheKindsOfTheJobsOneIndexProbePerKind() throws Exception {
+    // Bulk actions over every kind: five kinds among 302,000 jobs.
+    assertNoSeqScanOfJobs(JobBulk.JOB_KINDS_PRESENT);
+  }
+
+  @Test
+  void shouldTellWhetherAnEnqueueMustWakeTheOwnerThroughAnIndex() throws Exception {
+    // Every enqueue asks it, with and without a running quota per owner.
+    String probe =
+        "SELECT "
+            + JobQueue.mayBeIdle("i")
+            + " FROM (SELECT 'zip'::text AS kind, 'all'::text AS shard, 'user'::text AS owner_kind,"
+            + " 'owner-7'::text AS owner_id) i";
+    assertNoSeqScanOfJobs(probe, "0");
+    assertNoSeqScanOfJobs(probe, "2");
+  }
+
+  @Test
   void shouldPageAnOwnersJobsThroughAnIndexEndingInUid() throws Exception {
     String page = JobQueue.listSql(true, false, false, true);
     assertNoSeqScanOfJobs(
