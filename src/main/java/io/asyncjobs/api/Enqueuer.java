@@ -64,7 +64,10 @@ public class Enqueuer {
       Set.of(
           BATCH_PAYLOAD, BATCH_IDEMPOTENCY_KEY, PRIORITY, RUN_AFTER, DELAY_SECONDS, CALLBACK_URL);
 
-  /** The furthest ahead a job may be delayed: a year. */
+  /**
+   * The furthest ahead a job may be delayed, a year, and how far back a {@code run_after} may lie:
+   * the one bound the routes check and the OpenAPI document states.
+   */
   static final long MAX_DELAY_SECONDS = 366L * 24 * 3600;
 
   /** How many refused jobs of a batch a 400 names; it counts the rest. */
@@ -364,7 +367,9 @@ public class Enqueuer {
   /**
    * When a job asked for with {@code run_after} (an RFC 3339 time) or {@code delay_seconds} (from
    * now) may start, or null for at once; both, a malformed value or one more than a year ahead is a
-   * 400. A time already past makes the job due at once.
+   * 400. A time already past makes the job due at once; one more than a year ago is a 400 too, like
+   * its mirror ahead: it is no schedule anyone meant, and a time far enough back (year -5000) is
+   * one PostgreSQL cannot store in a batch's array.
    */
   private Instant runAfter(String runAfterText, String delayText) {
     if (runAfterText != null && delayText != null) {
@@ -400,6 +405,11 @@ public class Enqueuer {
     }
     if (at.isAfter(now.plusSeconds(MAX_DELAY_SECONDS))) {
       throw ProblemException.badRequest("run_after must be at most a year ahead");
+    }
+    if (at.isBefore(now.minusSeconds(MAX_DELAY_SECONDS))) {
+      throw ProblemException.badRequest(
+          "run_after must be at most a year ago (a time already past means due at once); got "
+              + Requests.quote(runAfterText));
     }
     return at;
   }

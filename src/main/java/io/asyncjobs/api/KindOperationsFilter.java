@@ -2,6 +2,7 @@ package io.asyncjobs.api;
 
 import io.quarkus.arc.Arc;
 import io.quarkus.smallrye.openapi.OpenApiFilter;
+import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -17,8 +18,9 @@ import org.eclipse.microprofile.openapi.models.responses.APIResponses;
  * Describes {@code POST /api/<kind>} once per kind, from the kind's {@link PayloadCheck.RouteDoc}:
  * its summary, description and example, the Idempotency-Key header, and the answers every kind
  * shares (202 with the job's links, and the problems of a malformed body, no token, a disabled
- * kind, a body too large, another media type and a reused Idempotency-Key), declared here once. It
- * runs when the application starts, since the kinds are the beans found then.
+ * kind, a body too large, another media type, a reused Idempotency-Key and a database that cannot
+ * be reached), declared here once. It runs when the application starts, since the kinds are the
+ * beans found then.
  */
 @OpenApiFilter(OpenApiFilter.RunStage.RUN)
 public class KindOperationsFilter implements OASFilter {
@@ -36,7 +38,8 @@ public class KindOperationsFilter implements OASFilter {
               "404", "notFound",
               "413", "tooLarge",
               "415", "unsupportedMediaType",
-              "422", "idempotencyKeyReused"));
+              "422", "idempotencyKeyReused",
+              "503", ProblemAnswersFilter.DATABASE_UNAVAILABLE));
 
   @Override
   public void filterOpenAPI(OpenAPI openAPI) {
@@ -79,16 +82,24 @@ public class KindOperationsFilter implements OASFilter {
             .addParameter(
                 query(
                     "run_after",
-                    "the earliest start, RFC 3339 with an offset, at most a year ahead; not with"
+                    "the earliest start, RFC 3339 with an offset, at most a year ahead and at"
+                        + " most a year ago (a past time means due at once); not with"
                         + " delay_seconds",
                     Schema.SchemaType.STRING,
                     "2026-12-24T18:00:00Z"))
             .addParameter(
                 query(
-                    "delay_seconds",
-                    "the earliest start, seconds from now (0 to 31536000); not with run_after",
-                    Schema.SchemaType.INTEGER,
-                    600))
+                        "delay_seconds",
+                        "the earliest start, seconds from now (0 to "
+                            + Enqueuer.MAX_DELAY_SECONDS
+                            + ", a year); not with run_after",
+                        Schema.SchemaType.INTEGER,
+                        600)
+                    .schema(
+                        OASFactory.createSchema()
+                            .addType(Schema.SchemaType.INTEGER)
+                            .minimum(BigDecimal.ZERO)
+                            .maximum(BigDecimal.valueOf(Enqueuer.MAX_DELAY_SECONDS))))
             .addParameter(
                 query(
                     "callback_url",

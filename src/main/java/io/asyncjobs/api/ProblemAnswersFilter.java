@@ -7,19 +7,25 @@ import java.util.Map;
 import org.eclipse.microprofile.openapi.OASFactory;
 import org.eclipse.microprofile.openapi.OASFilter;
 import org.eclipse.microprofile.openapi.models.OpenAPI;
+import org.eclipse.microprofile.openapi.models.Operation;
 import org.eclipse.microprofile.openapi.models.media.MediaType;
+import org.eclipse.microprofile.openapi.models.media.Schema;
 import org.eclipse.microprofile.openapi.models.responses.APIResponse;
 
 /**
  * The error answers routes share, under {@code components.responses}, each an {@code
  * application/problem+json} body of the {@code Problem} schema: routes name them with {@code ref}
- * ({@code @APIResponse(responseCode = "404", ref = "notFound")}).
+ * ({@code @APIResponse(responseCode = "404", ref = "notFound")}). Every route may meet a database
+ * that cannot be reached, so every operation gets the 503 here, rather than on each route.
  */
 @OpenApiFilter(OpenApiFilter.RunStage.BUILD)
 public class ProblemAnswersFilter implements OASFilter {
 
   /** Name, description and, for some, an example of each shared error answer. */
   private record Answer(String description, String exampleName, String example) {}
+
+  /** The shared answer of a database that cannot be reached, which every route may give. */
+  static final String DATABASE_UNAVAILABLE = "databaseUnavailable";
 
   private static final Map<String, Answer> ANSWERS = new LinkedHashMap<>();
 
@@ -43,6 +49,13 @@ public class ProblemAnswersFilter implements OASFilter {
     ANSWERS.put(
         "idempotencyKeyReused",
         new Answer("The Idempotency-Key was used before for a different request", null, null));
+    ANSWERS.put(
+        DATABASE_UNAVAILABLE,
+        new Answer(
+            "The database cannot be reached for now (a restart or a failover); try again after"
+                + " Retry-After",
+            null,
+            null));
   }
 
   @Override
@@ -51,6 +64,26 @@ public class ProblemAnswersFilter implements OASFilter {
       openAPI.setComponents(OASFactory.createComponents());
     }
     ANSWERS.forEach((name, answer) -> openAPI.getComponents().addResponse(name, response(answer)));
+    openAPI
+        .getComponents()
+        .getResponses()
+        .get(DATABASE_UNAVAILABLE)
+        .addHeader(
+            "Retry-After",
+            OASFactory.createHeader()
+                .description("seconds to wait before trying again")
+                .schema(OASFactory.createSchema().addType(Schema.SchemaType.INTEGER)));
+  }
+
+  @Override
+  public Operation filterOperation(Operation operation) {
+    if (operation.getResponses() != null
+        && operation.getResponses().getAPIResponse("503") == null) {
+      operation
+          .getResponses()
+          .addAPIResponse("503", OASFactory.createAPIResponse().ref(DATABASE_UNAVAILABLE));
+    }
+    return operation;
   }
 
   private static APIResponse response(Answer answer) {

@@ -14,6 +14,7 @@ import io.quarkus.security.AuthenticationFailedException;
 import io.quarkus.security.AuthenticationRedirectException;
 import io.quarkus.security.ForbiddenException;
 import io.quarkus.security.UnauthorizedException;
+import jakarta.inject.Inject;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.Response;
@@ -27,11 +28,14 @@ import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 /**
  * Turns every exception that reaches the REST layer into a problem response, so no error leaves
  * without a {@code application/problem+json} body. Client errors are 4xx with a detail the caller
- * can act on; anything unexpected is a 500 that names no internals and is logged.
+ * can act on; a database that cannot be reached is a 503 ({@link DatabaseUnavailable}); anything
+ * else unexpected is a 500 that names no internals and is logged.
  */
 public class ProblemMappers {
 
   private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
+
+  @Inject DatabaseUnavailable database;
 
   @ServerExceptionMapper
   public Response problem(ProblemException e) {
@@ -215,7 +219,11 @@ public class ProblemMappers {
     return internal(e);
   }
 
-  private static Response internal(Throwable e) {
+  private Response internal(Throwable e) {
+    if (database.explains(e)) {
+      // On any route: every one reads or writes the database, and none can do better than wait.
+      return database.answer(e);
+    }
     if (clientWentAway(e)) {
       // A caller that closed its connection (a browser leaving an event stream) is routine.
       LOG.debugf("The client went away while a request was answered: %s", e);

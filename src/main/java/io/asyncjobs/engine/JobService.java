@@ -5,6 +5,7 @@ import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobStore;
+import io.asyncjobs.storage.VolumeSpace;
 import io.opentelemetry.context.Scope;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -594,8 +595,15 @@ public abstract class JobService extends BaseService {
     }
   }
 
-  /** The error text stored for a failure: exception type and message, no stack trace. */
+  /**
+   * The error text stored for a failure: exception type and message, no stack trace; for a volume
+   * that ran out of space, only the words of {@link VolumeSpace}, which a caller can act on.
+   */
   static String describe(Throwable e) {
+    String noSpace = VolumeSpace.describe(e);
+    if (noSpace != null) {
+      return noSpace;
+    }
     String message = e.getMessage();
     return e.getClass().getSimpleName() + (message == null ? "" : ": " + message);
   }

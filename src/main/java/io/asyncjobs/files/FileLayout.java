@@ -1,5 +1,6 @@
 package io.asyncjobs.files;
 
+import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.storage.DataDirectory;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -8,9 +9,13 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
@@ -22,7 +27,9 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * would also strand whatever still writes there: so the service never moves it itself.
  *
  * <p>A marker file, {@link #MARKER}, tells the layouts apart; it is written on a volume whose
- * {@code files/} is missing or empty. Its name is none that {@link FileScope#segment} makes, so no
+ * {@code files/} is missing or empty, or already in the current layout (a restored backup, or files
+ * copied in before the first start): every entry a folder named after a known owner kind, holding
+ * only folders (one per owner id). Its name is none that {@link FileScope#segment} makes, so no
  * owner kind can collide with it. A process that serves no HTTP (the admin CLI) reads no files and
  * checks nothing.
  */
@@ -35,36 +42,51 @@ public class FileLayout {
   /** What the marker holds: the layout, for a person who finds it. */
   static final String LAYOUT = "files/<owner kind>/<owner id>/ (async-jobs, see docs/files.md)\n";
 
+  /**
+   * The owner kinds every installation has: {@code user} (tokens without an owner kind claim, by
+   * default) and {@code service} (service accounts, which the enqueue routes treat apart).
+   */
+  static final Set<String> KNOWN_KINDS = Set.of("user", "service");
+
   void check(
       @Observes StartupEvent start,
       DataDirectory data,
+      JobsConfig config,
       @ConfigProperty(name = "quarkus.http.host-enabled", defaultValue = "true") boolean serving) {
     if (serving) {
-      prepare(data.root());
+      prepare(data.root(), config.auth().defaultOwnerKind());
     }
   }
 
   /**
-   * Writes the marker on a fresh {@code files/}, accepts a marked one, and refuses the old layout.
+   * Writes the marker on a fresh {@code files/} or one already in the current layout, accepts a
+   * marked one, and refuses the old layout.
    *
-   * @throws IllegalStateException naming the folder and what to do, on the old layout
+   * @param defaultOwnerKind the owner kind of tokens without the claim: a kind folder too
+   * @throws IllegalStateException naming the folders and what to do, on the old layout
    */
-  static void prepare(Path root) {
+  static void prepare(Path root, String defaultOwnerKind) {
     Path files = root.resolve(FileScope.FILES);
     Path marker = files.resolve(MARKER);
     if (Files.isRegularFile(marker)) {
       return;
     }
-    List<String> found = entries(files);
-    if (!found.isEmpty()) {
+    Set<String> kinds = new HashSet<>();
+    for (String kind : KNOWN_KINDS) {
+      kinds.add(FileScope.segment(kind));
+    }
+    kinds.add(FileScope.segment(defaultOwnerKind));
+    List<String> old = oldLayoutEntries(files, kinds);
+    if (!old.isEmpty()) {
       throw new IllegalStateException(
           files
               + " holds the old layout, one folder per owner id (files/<owner id>/, here "
-              + String.join(", ", found)
+              + String.join(", ", old)
               + "), where owners of different kinds with the same id shared a folder. Move it to"
               + " files/<owner kind>/<owner id>/ as docs/files.md (\"Moving folders of the old"
-              + " layout\") shows, then start again; in dev mode or tests, where the files are"
-              + " throw-away, delete "
+              + " layout\") shows, then start again; if these are folders of owner kinds your"
+              + " tokens carry, write the marker file as that section shows; in dev mode or tests,"
+              + " where the files are throw-away, delete "
               + files
               + " instead.");
     }
@@ -82,15 +104,34 @@ public class FileLayout {
     }
   }
 
-  /** The first few names in {@code files/}. */
-  private static List<String> entries(Path files) {
+  /**
+   * The first few names in {@code files/} that do not fit the current layout: anything but a folder
+   * named after one of {@code kinds} that holds only folders. An owner id folder of the old layout
+   * that happens to be named like a kind holds the owner's files directly, so it does not fit.
+   */
+  private static List<String> oldLayoutEntries(Path files, Set<String> kinds) {
     if (!Files.isDirectory(files)) {
       return List.of();
     }
     try (Stream<Path> list = Files.list(files)) {
-      return list.map(p -> p.getFileName().toString()).sorted().limit(5).toList();
+      List<String> old = new ArrayList<>();
+      for (Path entry : list.sorted().toList()) {
+        if (!kinds.contains(entry.getFileName().toString()) || !holdsOnlyFolders(entry)) {
+          old.add(entry.getFileName().toString());
+        }
+      }
+      return old.subList(0, Math.min(5, old.size()));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot list " + files, e);
+    }
+  }
+
+  private static boolean holdsOnlyFolders(Path folder) throws IOException {
+    if (!Files.isDirectory(folder, LinkOption.NOFOLLOW_LINKS)) {
+      return false;
+    }
+    try (Stream<Path> list = Files.list(folder)) {
+      return list.allMatch(p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS));
     }
   }
 }

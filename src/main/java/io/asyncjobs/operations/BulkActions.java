@@ -10,6 +10,8 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import org.jboss.logging.Logger;
 
 /**
@@ -73,13 +75,13 @@ public class BulkActions {
     }
     List<String> kinds;
     if (blank(r.kind())) {
-      kinds = services.kinds();
-    } else if (services.kinds().contains(r.kind())) {
+      kinds = knownKinds();
+    } else if (services.kinds().contains(r.kind()) || knownKinds().contains(r.kind())) {
       kinds = List.of(r.kind());
     } else {
       throw ProblemException.badRequest(
           "kind must be one of "
-              + String.join(", ", services.kinds())
+              + String.join(", ", knownKinds())
               + "; got "
               + Requests.quote(r.kind()));
     }
@@ -116,6 +118,16 @@ public class BulkActions {
       throw noFilter();
     }
     return new JobBulk.Filter(kinds, statuses, owner, before, after);
+  }
+
+  /**
+   * The kinds a bulk action may walk: those registered on this replica, and those the table holds
+   * jobs of, which another replica may run (a kind disabled here) or none (a retired one).
+   */
+  private List<String> knownKinds() {
+    Set<String> kinds = new TreeSet<>(services.kinds());
+    kinds.addAll(bulk.kindsPresent());
+    return List.copyOf(kinds);
   }
 
   private static ProblemException noFilter() {

@@ -2,6 +2,7 @@ package io.asyncjobs.queue;
 
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
+import java.util.Locale;
 
 /**
  * Tells a failure of the database connection (the server restarted, the session was terminated, the
@@ -27,10 +28,11 @@ public final class DatabaseErrors {
         if (state != null && (state.startsWith("08") || state.matches("57P0[123]"))) {
           return true;
         }
-        String message = String.valueOf(sql.getMessage());
-        // Agroal's acquisition timeout and a closed connection carry no SQLSTATE.
+        String message = String.valueOf(sql.getMessage()).toLowerCase(Locale.ROOT);
+        // Agroal's acquisition timeouts ("Acquisition timeout while waiting for new connection",
+        // "Sorry, acquisition timeout!") and a closed connection carry no SQLSTATE.
         if (state == null
-            && (message.contains("Acquisition timeout") || message.contains("has been closed"))) {
+            && (message.contains("acquisition timeout") || message.contains("has been closed"))) {
           return true;
         }
       }

@@ -10,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
@@ -82,6 +83,21 @@ public class JobBulk {
     this.enqueued = enqueued;
   }
 
+  /**
+   * JobKindsPresent: every kind the table holds a job of, whichever replica runs it (or none does
+   * any more). A loose scan of the {@code (kind, status, uid)} index: one probe per kind, however
+   * many jobs each has.
+   */
+  static final String JOB_KINDS_PRESENT =
+      """
+      WITH RECURSIVE k AS (
+        (SELECT kind FROM jobs ORDER BY kind LIMIT 1)
+        UNION ALL
+        SELECT (SELECT j.kind FROM jobs j WHERE j.kind > k.kind ORDER BY j.kind LIMIT 1)
+          FROM k WHERE k.kind IS NOT NULL)
+      SELECT kind FROM k WHERE kind IS NOT NULL
+      """;
+
   /** The next batch's uids: the filter's jobs of one kind and status after the cursor. */
   private static String batch(Filter filter) {
     return "WITH batch AS (SELECT uid FROM jobs WHERE kind = ? AND status = ?"
@@ -108,9 +124,10 @@ public class JobBulk {
         + ", cancelled AS (UPDATE jobs SET "
         + JobQueue.CANCEL_SET
         + " WHERE uid IN (SELECT uid FROM batch) AND status = ANY (?::text[])"
-        // A job already asked to stop (by an earlier walk of this action, when it was claimed
-        // between the pending and the running walk, or by a caller) is not counted again.
-        + " AND NOT cancel_requested RETURNING 1) "
+        // A running job already asked to stop (by an earlier walk of this action, when it was
+        // claimed between the pending and the running walk, or by a caller) is not counted again.
+        // A pending one is cancelled whatever the flag says: no owner will act on it.
+        + " AND NOT (status = 'running' AND cancel_requested) RETURNING 1) "
         + BATCH_FIGURES
         + ", (SELECT count(*) FROM cancelled)";
   }
@@ -133,6 +150,24 @@ public class JobBulk {
         + "') FROM (SELECT DISTINCT kind, shard FROM retried) r) "
         + BATCH_FIGURES
         + ", (SELECT count(*) FROM retried), (SELECT count(*) FROM woken)";
+  }
+
+  /**
+   * The kinds of the jobs in the table, including those of kinds this replica does not run
+   * (disabled here, or retired): a bulk action over every kind must reach them too.
+   */
+  public List<String> kindsPresent() {
+    List<String> kinds = new ArrayList<>();
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_KINDS_PRESENT);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        kinds.add(rs.getString(1));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not read the kinds of the jobs", e);
+    }
+    return kinds;
   }
 
   /** Counts the jobs the filter matches, batch by batch as a real run would, changing nothing. */
@@ -262,6 +297,7 @@ public class JobBulk {
         ps.setObject(i++, JobRows.timestamp(now));
         ps.setArray(i, c.createArrayOf("text", allowed));
       } else if (action == Action.RETRY) {
+        ps.setObject(i++, JobRows.timestamp(now));
         ps.setObject(i++, JobRows.timestamp(now));
         bindRetentionEnd(ps, i, kind, now);
       }

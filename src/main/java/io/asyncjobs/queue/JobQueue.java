@@ -65,23 +65,54 @@ public class JobQueue {
   public static final int MAX_BATCH = 10_000;
 
   /**
-   * Wakes the owner, but only when no older job of the kind is already waiting: then the owner may
-   * be idle. When one is waiting, the owner is busy with that kind and claims more as its tasks
-   * finish, so a notification would only add a global lock and a signal per commit under load. The
-   * scheduled tick covers the rare race between this check and the owner's claim.
+   * Wakes the owner, but only when it may be idle ({@link #mayBeIdle}). When it is busy with the
+   * kind, it claims more as its tasks finish, so a notification would only add a global lock and a
+   * signal per commit under load. The scheduled tick covers the rare race between this check and
+   * the owner's claim. Its one parameter is {@link #mayBeIdle}'s.
    */
-  private static final String NOTIFY_IF_QUEUE_WAS_EMPTY =
+  private static final String NOTIFY_IF_OWNER_MAY_BE_IDLE =
       " SELECT pg_notify('"
           + ENQUEUED_CHANNEL
           + "', "
           + wakePayload("i")
           + headIfAbove("i.top")
-          + ") FROM (SELECT kind, shard, max(priority) AS top FROM inserted GROUP BY kind, shard) i"
+          + ") FROM (SELECT kind, shard, owner_kind, owner_id, max(priority) AS top FROM inserted"
+          + "   GROUP BY kind, shard, owner_kind, owner_id) i"
           + " WHERE i.top > "
           + JobPriority.DEFAULT
-          + " OR NOT EXISTS (SELECT 1 FROM jobs p"
-          + "   WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending'"
-          + "   AND p.delayed_until IS NULL)";
+          + " OR "
+          + mayBeIdle("i");
+
+  /**
+   * Whether the owner of the shard of the new jobs {@code alias} (kind, shard, owner_kind,
+   * owner_id) may be idle, read before they were inserted: no older due job of the kind waits in
+   * the shard. Under a running quota per owner ({@code max-running-per-owner}) due jobs also wait
+   * while their owners are at the quota and threads sit idle, so there only a due job of the new
+   * jobs' own owner says they would wait anyway (a job without an owner always wakes). The quota is
+   * the kind's in force: the stored override, else the configured value, the one parameter. CASE
+   * runs only the probe it picks: the shard's due index, or the owner's pending index.
+   */
+  static String mayBeIdle(String alias) {
+    String due =
+        " p.kind = "
+            + alias
+            + ".kind AND p.shard = "
+            + alias
+            + ".shard AND p.status = 'pending' AND p.delayed_until IS NULL";
+    return "CASE WHEN COALESCE((SELECT s.max_running_per_owner FROM service_settings s"
+        + " WHERE s.service = "
+        + alias
+        + ".kind), ?::int) = 0"
+        + " THEN NOT EXISTS (SELECT 1 FROM jobs p WHERE"
+        + due
+        + ") ELSE NOT EXISTS (SELECT 1 FROM jobs p WHERE"
+        + due
+        + " AND p.owner_kind = "
+        + alias
+        + ".owner_kind AND p.owner_id = "
+        + alias
+        + ".owner_id) END";
+  }
 
   /**
    * A job above the default priority may sort before the owner's claim cursor, and must not wait
@@ -124,13 +155,13 @@ public class JobQueue {
           + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
           + SettingsStore.EFFECTIVE_RETENTION_END
           + ", ?, ?, ?, ?, ?, ?)"
-          + " RETURNING kind, shard, priority)"
-          + NOTIFY_IF_QUEUE_WAS_EMPTY;
+          + " RETURNING kind, shard, owner_kind, owner_id, priority)"
+          + NOTIFY_IF_OWNER_MAY_BE_IDLE;
 
   /**
    * JobInsertIdempotent: JobInsertOne with an idempotency key; returns the new uid, or no row when
    * the owner already used the key (then the first job stands). The notification is sent only for a
-   * row actually inserted, and only when the queue was empty, as for JobInsertOne.
+   * row actually inserted, and only when the owner may be idle, as for JobInsertOne.
    */
   private static final String JOB_INSERT_IDEMPOTENT =
       "WITH inserted AS ("
@@ -142,12 +173,11 @@ public class JobQueue {
           + ", ?, ?, ?, ?, ?, ?, ?)"
           + " ON CONFLICT (owner_kind, owner_id, idempotency_key)"
           + "   WHERE idempotency_key IS NOT NULL DO NOTHING"
-          + " RETURNING uid, kind, shard, priority)"
+          + " RETURNING uid, kind, shard, owner_kind, owner_id, priority)"
           + " SELECT i.uid, CASE WHEN i.priority > "
           + JobPriority.DEFAULT
-          + " OR NOT EXISTS (SELECT 1 FROM jobs p"
-          + "   WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending'"
-          + "   AND p.delayed_until IS NULL)"
+          + " OR "
+          + mayBeIdle("i")
           + "   THEN pg_notify('"
           + ENQUEUED_CHANNEL
           + "', "
@@ -175,14 +205,14 @@ public class JobQueue {
           + "        AS n(uid, payload, preferred_name, shard, priority, run_after, delayed_until,"
           + "             callback_url, traceparent, ord)"
           + "  ORDER BY n.ord"
-          + " RETURNING kind, shard, priority)"
-          + NOTIFY_IF_QUEUE_WAS_EMPTY;
+          + " RETURNING kind, shard, owner_kind, owner_id, priority)"
+          + NOTIFY_IF_OWNER_MAY_BE_IDLE;
 
   /**
    * JobInsertBatch: adds pending jobs in array order, each with its idempotency key or none, and
    * skips those whose key the owner already used; returns the uids inserted. Notifies as
-   * JobInsertOne does when something was inserted into an empty queue (the {@code notified} CTE
-   * runs because the final SELECT reads it).
+   * JobInsertOne does when something was inserted while the owner may be idle (the {@code notified}
+   * CTE runs because the final SELECT reads it).
    */
   private static final String JOB_INSERT_BATCH =
       """
@@ -202,7 +232,7 @@ public class JobQueue {
          ORDER BY n.ord
         ON CONFLICT (owner_kind, owner_id, idempotency_key)
            WHERE idempotency_key IS NOT NULL DO NOTHING
-        RETURNING uid, kind, shard, priority),
+        RETURNING uid, kind, shard, owner_kind, owner_id, priority),
       notified AS (
         SELECT pg_notify('"""
           + ENQUEUED_CHANNEL
@@ -210,13 +240,14 @@ public class JobQueue {
           + wakePayload("i")
           + headIfAbove("i.top")
           + """
-      ) FROM (SELECT kind, shard, max(priority) AS top FROM inserted GROUP BY kind, shard) i
+      ) FROM (SELECT kind, shard, owner_kind, owner_id, max(priority) AS top FROM inserted
+               GROUP BY kind, shard, owner_kind, owner_id) i
          WHERE i.top >\s"""
           + JobPriority.DEFAULT
+          + " OR "
+          + mayBeIdle("i")
           + """
-       OR NOT EXISTS (SELECT 1 FROM jobs p
-                       WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending'
-                         AND p.delayed_until IS NULL))
+      )
       SELECT uid, (SELECT count(*) FROM notified) FROM inserted
       """;
 
@@ -256,13 +287,17 @@ public class JobQueue {
   /**
    * The SET list of a retry, shared by JobRetryOne and the bulk retry (JobRetryBatch), so that a
    * column added here is reset by both: a failed job starts over as pending, as if just enqueued,
-   * its uid unchanged. Its four parameters, in order: the time (updated_at), then {@link
+   * its uid unchanged. A {@code run_after} still ahead holds it back again, as at its enqueue: the
+   * status view shows that time, so the job must not start before it. Its five parameters, in
+   * order: the time (is run_after ahead), the time (updated_at), then {@link
    * SettingsStore#EFFECTIVE_RETENTION_END}'s three (the time, the kind, its configured retention in
    * seconds).
    */
   static final String RETRY_SET =
       " status = 'pending', error = NULL, result = NULL, retry_count = 0,"
-          + " attempt = 0, attempts = NULL, delayed_until = NULL, callback = NULL,"
+          + " attempt = 0, attempts = NULL,"
+          + " delayed_until = CASE WHEN run_after > ?::timestamptz THEN run_after END,"
+          + " callback = NULL,"
           + " callback_due = NULL,"
           + " started_at = NULL, completed_at = NULL, duration_ms = NULL,"
           + " bytes_in = NULL, bytes_out = NULL, item_count = NULL,"
@@ -457,6 +492,7 @@ public class JobQueue {
                   bindRunAfter(ps, 14, admission.runAfter());
                   ps.setString(16, admission.callbackUrl());
                   ps.setString(17, admission.traceparent());
+                  ps.setInt(18, runningQuota(kind));
                   ps.execute();
                   return key;
                 }
@@ -592,6 +628,14 @@ public class JobQueue {
   /** Cached quota per kind: settings change at run time, so it is read again after a second. */
   private final Map<String, long[]> quotas = new java.util.concurrent.ConcurrentHashMap<>();
 
+  /**
+   * The kind's configured {@code max-running-per-owner} (0: none), the parameter of {@link
+   * #mayBeIdle}: the statement itself applies a stored override, spending no round trip on it.
+   */
+  private int runningQuota(String kind) {
+    return settings.configured(kind).maxRunningPerOwner();
+  }
+
   /** The kind's effective {@code max-pending-per-owner} (0: none), read at most once a second. */
   private int pendingQuota(String kind) {
     long now = System.nanoTime();
@@ -681,6 +725,7 @@ public class JobQueue {
                   bindRunAfter(ps, 15, admission.runAfter());
                   ps.setString(17, admission.callbackUrl());
                   ps.setString(18, admission.traceparent());
+                  ps.setInt(19, runningQuota(kind));
                   try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
                       return Optional.of(new Enqueued(uid, true));
@@ -877,6 +922,7 @@ public class JobQueue {
               ps.setArray(15, c.createArrayOf("timestamptz", times[1]));
               ps.setArray(16, c.createArrayOf("text", callbackUrls));
               ps.setArray(17, c.createArrayOf("text", traceparents));
+              ps.setInt(18, runningQuota(kind));
               ps.execute();
               return uids.length;
             }
@@ -1133,6 +1179,7 @@ public class JobQueue {
           ps.setArray(16, c.createArrayOf("timestamptz", times[1]));
           ps.setArray(17, c.createArrayOf("text", callbackUrls));
           ps.setArray(18, c.createArrayOf("text", traceparents));
+          ps.setInt(19, runningQuota(kind));
           try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
               inserted.add(rs.getObject(1, UUID.class));
@@ -1242,8 +1289,9 @@ public class JobQueue {
         throw new NoSuchElementException("no job " + uid);
       }
       ps.setObject(1, JobRows.timestamp(now));
-      bindRetentionEnd(ps, 2, kind, now);
-      ps.setObject(5, uid);
+      ps.setObject(2, JobRows.timestamp(now));
+      bindRetentionEnd(ps, 3, kind, now);
+      ps.setObject(6, uid);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return false;

@@ -89,9 +89,14 @@ public class JobStore {
           + " SELECT (SELECT count(*) FROM fence) AS fenced_in, k.*"
           + " FROM (SELECT 1) AS one LEFT JOIN claimed AS k ON true";
 
-  /** The fair claim index's owner key, as an expression over a row of {@code jobs}. */
+  /**
+   * The fair claim index's owner key (V23), as an expression over a row of {@code jobs}. Owners
+   * take turns in the order of its bytes ({@code COLLATE "C"}), the order {@link #inTurns} and the
+   * runner's cursor use: under the database's own collation (en_US, say) the walk would put {@code
+   * user:alice} before {@code user:Bob} and the runner after it, and serve owners out of turn.
+   */
   private static final String OWNER_KEY =
-      "(COALESCE(owner_kind, '') || ':' || COALESCE(owner_id, ''))";
+      "((COALESCE(owner_kind, '') || ':' || COALESCE(owner_id, '')) COLLATE \"C\")";
 
   /**
    * The due pending rows of the claim's kind and shard at the top priority (the CTE {@code top}).
@@ -166,7 +171,8 @@ public class JobStore {
   static final String JOB_CLAIM_FAIR =
       "WITH RECURSIVE "
           + FENCE
-          + ", p AS (SELECT ?::text AS kind, ?::text AS shard, ?::text AS cursor, ?::int AS room,"
+          + ", p AS (SELECT ?::text AS kind, ?::text AS shard, ?::text COLLATE \"C\" AS cursor,"
+          + "   ?::int AS room,"
           + "   ?::int AS cap),"
           + RUNNING_AND_CAPPED
           + ", top AS (SELECT (-priority) AS np FROM jobs WHERE kind = (SELECT kind FROM p)"
@@ -329,20 +335,27 @@ public class JobStore {
   /**
    * JobRetryMany: jobs whose task failed because the database went away (their work never took
    * effect, or is repeated harmlessly) go back to pending with one more retry instead of failing,
-   * or fail once their retries are used up. Only rows still running under the writer's epoch.
+   * or fail once their retries are used up. A job a cancel asked to stop fails as cancelled
+   * instead, as in JobRescueMany: put back, it would run again, and no cancel would stop it (a
+   * cancel asks the running job only once). Only rows still running under the writer's epoch.
    */
   private static final String JOB_RETRY_MANY =
       """
       UPDATE jobs j
-         SET status = CASE WHEN j.retry_count < p.max_retries THEN 'pending' ELSE 'failed' END,
-             retry_count = CASE WHEN j.retry_count < p.max_retries THEN j.retry_count + 1
-                                ELSE j.retry_count END,
-             error = CASE WHEN j.retry_count < p.max_retries THEN NULL
+         SET status = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                           THEN 'pending' ELSE 'failed' END,
+             retry_count = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                                THEN j.retry_count + 1 ELSE j.retry_count END,
+             error = CASE WHEN j.cancel_requested THEN 'cancelled on request'
+                          WHEN j.retry_count < p.max_retries THEN NULL
                           ELSE r.error || ' (' || (j.retry_count + 1) || ' times; max-retries '
                                || p.max_retries || ')' END,
-             started_at = CASE WHEN j.retry_count < p.max_retries THEN NULL ELSE j.started_at END,
-             completed_at = CASE WHEN j.retry_count < p.max_retries THEN NULL ELSE p.now END,
-             expires_at = CASE WHEN j.retry_count < p.max_retries THEN j.expires_at
+             started_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                               THEN NULL ELSE j.started_at END,
+             completed_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                                 THEN NULL ELSE p.now END,
+             expires_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                               THEN j.expires_at
                                ELSE p.now + make_interval(secs => p.retention) END,
              updated_at = p.now
         FROM unnest(?::uuid[], ?::text[]) AS r(uid, error),
@@ -1220,14 +1233,25 @@ public class JobStore {
   }
 
   /**
+   * The order the fair claim walks owner keys in: by their UTF-8 bytes, as {@link #OWNER_KEY}'s
+   * {@code COLLATE "C"} compares them. {@link String#compareTo} compares UTF-16 units instead,
+   * which puts an owner id with an emoji (U+1F600) before one with a fullwidth letter (U+FF5A).
+   */
+  private static final Comparator<String> OWNER_KEY_ORDER =
+      (a, b) ->
+          java.util.Arrays.compareUnsigned(
+              a.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+              b.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+
+  /**
    * The fair claim's order: one job of each owner in turn, the owners in rotation order (those
    * after {@code cursor} first, then from the start), each owner's jobs in uid order.
    */
   static List<Job> inTurns(List<Job> jobs, String cursor) {
     Map<String, List<Job>> byOwner =
         new java.util.TreeMap<>(
-            Comparator.comparing((String key) -> key.compareTo(cursor) <= 0)
-                .thenComparing(Comparator.naturalOrder()));
+            Comparator.comparing((String key) -> OWNER_KEY_ORDER.compare(key, cursor) <= 0)
+                .thenComparing(OWNER_KEY_ORDER));
     for (Job job : inUidOrder(jobs)) {
       byOwner.computeIfAbsent(ownerKey(job), k -> new ArrayList<>()).add(job);
     }

@@ -88,6 +88,45 @@ class BulkApiTest {
         .body("affected", equalTo(0));
   }
 
+  /**
+   * A job a cancel asked to stop that went back to pending (as a running job whose attempt lost the
+   * database did before the put-back checked the cancel) is cancelled by a bulk cancel, not passed
+   * over as one already asked to stop.
+   */
+  @Test
+  void shouldCancelAPendingJobThoughAnEarlierCancelAskedItToStop() {
+    insert("noop", "pending", "alice", DAY1, 2);
+    db.update("UPDATE jobs SET cancel_requested = true, retry_count = 1");
+
+    bulk("cancel", "{\"kind\": \"noop\"}")
+        .statusCode(200)
+        .body("matched", equalTo(2))
+        .body("affected", equalTo(2));
+
+    assertThat(count("status = 'failed' AND error = 'cancelled on request'")).isEqualTo(2);
+  }
+
+  /**
+   * Jobs of a kind this replica does not run (disabled here, or retired since) are still jobs of
+   * the table: "all" and a kind filter reach them, as another replica's or the next release's owner
+   * would otherwise run what the admin meant to cancel.
+   */
+  @Test
+  void shouldActOnJobsOfAKindThisReplicaDoesNotRun() {
+    insert("noop", "pending", "alice", DAY1, 2);
+    insert("elsewhere", "pending", "alice", DAY1, 3);
+    insert("elsewhere", "failed", "alice", DAY1, 4);
+
+    bulk("cancel", "{\"all\": true, \"dry_run\": true}")
+        .statusCode(200)
+        .body("matched", equalTo(5));
+    bulk("cancel", "{\"all\": true}").statusCode(200).body("affected", equalTo(5));
+    bulk("retry", "{\"kind\": \"elsewhere\"}").statusCode(200).body("affected", equalTo(7));
+
+    assertThat(count("kind = 'elsewhere' AND status = 'pending'")).isEqualTo(7);
+    assertThat(count("kind = 'noop' AND status = 'failed'")).isEqualTo(2);
+  }
+
   @Test
   void shouldRetryOnlyTheFailedJobsCreatedInTheWindowAndWakeNobodyElse() {
     insert("noop", "failed", "alice", DAY1, 1_200);

@@ -1,6 +1,7 @@
 package io.asyncjobs.api;
 
 import static io.asyncjobs.testing.Jobs.as;
+import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
@@ -13,6 +14,9 @@ import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -100,5 +104,83 @@ class DelayedEnqueueApiTest {
         .statusCode(400)
         .body("detail", containsString("jobs[0]: delay_seconds must be a whole number"));
     assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+  }
+
+  @Test
+  void shouldRefuseAFarPastRunAfterWithA400OnBothRoutesAndEnqueueNothing() {
+    // Year -5000 passed the single route (stored as 5001 BC) and failed the batch's insert with a
+    // 500 (PostgreSQL: timestamp out of range); both routes must refuse it alike.
+    String farPast = "-5000-01-01T00:00:00Z";
+    as(ALICE)
+        .contentType(ContentType.JSON)
+        .body("{}")
+        .post("/api/noop?run_after=" + farPast)
+        .then()
+        .statusCode(400)
+        .body("type", equalTo("urn:async-jobs:problem:bad-request"))
+        .body("detail", containsString("run_after"));
+    as(ALICE)
+        .contentType(ContentType.JSON)
+        .body(
+            "{\"jobs\": [{\"payload\": {}}, {\"payload\": {}, \"run_after\": \""
+                + farPast
+                + "\"}]}")
+        .post("/api/noop/batch")
+        .then()
+        .statusCode(400)
+        .body("type", equalTo("urn:async-jobs:problem:bad-request"))
+        .body("detail", containsString("jobs[1]: run_after"));
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+
+    // A time in the recent past still means due at once, on both routes.
+    String anHourAgo = Instant.now().minus(Duration.ofHours(1)).toString();
+    as(ALICE)
+        .contentType(ContentType.JSON)
+        .body("{}")
+        .post("/api/noop?run_after=" + anHourAgo)
+        .then()
+        .statusCode(202);
+    as(ALICE)
+        .contentType(ContentType.JSON)
+        .body("{\"jobs\": [{\"payload\": {}, \"run_after\": \"" + anHourAgo + "\"}]}")
+        .post("/api/noop/batch")
+        .then()
+        .statusCode(202);
+    assertThat(db.query("SELECT uid FROM jobs WHERE delayed_until IS NULL")).hasSize(2);
+  }
+
+  @Test
+  void shouldTakeExactlyTheDelayRangeTheOpenApiDocumentStates() {
+    // The document said 0 to 31536000 while the route took up to 31622400.
+    List<Map<String, Object>> parameters =
+        given()
+            .queryParam("format", "json")
+            .get("/q/openapi")
+            .then()
+            .statusCode(200)
+            .extract()
+            .jsonPath()
+            .getList("paths.'/api/noop'.post.parameters");
+    Map<String, Object> delay =
+        parameters.stream().filter(p -> "delay_seconds".equals(p.get("name"))).findFirst().get();
+    Matcher range = Pattern.compile("0 to (\\d+)").matcher((String) delay.get("description"));
+    assertThat(range.find()).as("the description states the range").isTrue();
+    long stated = Long.parseLong(range.group(1));
+    as(ALICE)
+        .contentType(ContentType.JSON)
+        .body("{}")
+        .post("/api/noop?delay_seconds=" + (stated + 1))
+        .then()
+        .statusCode(400);
+    as(ALICE)
+        .contentType(ContentType.JSON)
+        .body("{}")
+        .post("/api/noop?delay_seconds=" + stated)
+        .then()
+        .statusCode(202);
+    @SuppressWarnings("unchecked")
+    Map<String, Object> schema = (Map<String, Object>) delay.get("schema");
+    assertThat(((Number) schema.get("maximum")).longValue()).isEqualTo(stated);
+    assertThat(((Number) schema.get("minimum")).longValue()).isZero();
   }
 }

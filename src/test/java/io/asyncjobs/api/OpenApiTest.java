@@ -134,6 +134,35 @@ class OpenApiTest {
             "/api/admin/jobs/retry");
   }
 
+  @Test
+  void shouldDocumentThe503OfAnUnreachableDatabaseOnEveryApiRoute() {
+    JsonPath doc = openApi();
+    Map<String, Map<String, Object>> paths = doc.getMap("paths");
+    paths.forEach(
+        (path, operations) -> {
+          if (!path.startsWith("/api/")) {
+            return;
+          }
+          operations.forEach(
+              (method, operation) -> {
+                Object responses =
+                    operation instanceof Map<?, ?> described ? described.get("responses") : null;
+                if (responses != null) {
+                  assertThat(((Map<?, ?>) responses).get("503"))
+                      .as("%s %s", method, path)
+                      .isEqualTo(Map.of("$ref", "#/components/responses/databaseUnavailable"));
+                }
+              });
+        });
+    assertThat(
+            doc.getString(
+                "components.responses.databaseUnavailable.content.'application/problem+json'"
+                    + ".schema.$ref"))
+        .isEqualTo("#/components/schemas/Problem");
+    assertThat(doc.getMap("components.responses.databaseUnavailable.headers"))
+        .containsKey("Retry-After");
+  }
+
   private static JsonPath openApi() {
     return given()
         .queryParam("format", "json")

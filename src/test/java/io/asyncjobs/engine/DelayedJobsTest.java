@@ -2,10 +2,15 @@ package io.asyncjobs.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.asyncjobs.queue.JobBulk;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.queue.Owner;
 import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -18,6 +23,8 @@ import org.junit.jupiter.api.Test;
 class DelayedJobsTest extends ControlledKindFixture {
 
   private static final Map<String, Object> BLOCK = Map.of("block", true);
+
+  @Inject JobBulk bulk;
 
   @Test
   void shouldStartADelayedJobAtItsTimeAndNotBefore() throws Exception {
@@ -42,6 +49,50 @@ class DelayedJobsTest extends ControlledKindFixture {
     assertThat(service.runOnce().claimed()).isEqualTo(1);
     assertThat(service.nextStarted()).isEqualTo(past);
     assertThat(db.query("SELECT delayed_until FROM jobs").get(0).get("delayed_until")).isNull();
+  }
+
+  /**
+   * A job due tomorrow, cancelled and retried (alone or in bulk), still waits for its time: its
+   * view shows that time, and a retry must not make it run at once behind the view's back.
+   */
+  @Test
+  void shouldKeepARetriedJobWaitingForItsRunAfter() throws Exception {
+    Instant tomorrow = T0.plus(Duration.ofDays(1));
+    UUID single = enqueueAt(tomorrow);
+    UUID bulked =
+        queue.enqueue(
+            "controlled", BLOCK, "user", "bulk", null, new JobQueue.Admission(0, false, tomorrow));
+    UUID pastDue = enqueueAt(T0.plusSeconds(30)); // its time comes before the retry
+    for (UUID uid : List.of(single, bulked, pastDue)) {
+      queue.cancelJob(uid);
+      assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.FAILED);
+    }
+    clock.advance(Duration.ofMinutes(1));
+
+    assertThat(queue.retryJob(single)).isTrue();
+    assertThat(queue.retryJob(pastDue)).isTrue();
+    assertThat(
+            bulk.retry(
+                    new JobBulk.Filter(
+                        List.of("controlled"),
+                        List.of(JobStatus.FAILED),
+                        new Owner("user", "bulk"),
+                        null,
+                        null))
+                .affected())
+        .isEqualTo(1);
+
+    assertThat(service.runOnce().claimed()).as("only the job whose time has passed").isEqualTo(1);
+    assertThat(service.nextStarted()).isEqualTo(pastDue);
+    for (UUID uid : List.of(single, bulked)) {
+      assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.PENDING);
+      assertThat(queue.getJob(uid).orElseThrow().runAfter).isEqualTo(tomorrow);
+    }
+
+    clock.set(tomorrow);
+    assertThat(service.runOnce().claimed()).as("at its time").isEqualTo(2);
+    assertThat(List.of(service.nextStarted(), service.nextStarted()))
+        .containsExactlyInAnyOrder(single, bulked);
   }
 
   private UUID enqueueAt(java.time.Instant runAfter) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.asyncjobs.lock.Epochs;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
+import io.asyncjobs.queue.CancelOutcome;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
@@ -222,6 +223,32 @@ class EngineFaultsTest {
     assertThat(queue.getJob(ownFault).orElseThrow().status)
         .as("an error the job caused itself still fails it")
         .isEqualTo(JobStatus.FAILED);
+  }
+
+  /**
+   * A running job is cancelled, then its attempt fails because the database went away. A job put
+   * back for that runs again; a cancelled one must fail as cancelled instead, as a recovery or a
+   * transient failure does, and never run a second time.
+   */
+  @Test
+  void shouldFailACancelledJobWhoseAttemptLostTheDatabaseInsteadOfRunningItAgain()
+      throws Exception {
+    UUID uid = enqueue(Map.of("block", true, "fail_sqlstate", "57P01"));
+    service.runOnce();
+    assertThat(service.nextStarted()).isEqualTo(uid);
+    assertThat(queue.cancelJob(uid)).isEqualTo(CancelOutcome.STOP_REQUESTED);
+    service.release(uid); // its attempt ends with the connection error before the owner's tick
+    service.awaitReturned(uid);
+
+    TickResult result = service.runOnce();
+    service.awaitTasks(Duration.ofSeconds(5));
+
+    assertThat(service.startOrder).as("it ran once").containsExactly(uid);
+    assertThat(result.retried()).as("not put back").isZero();
+    Job job = queue.getJob(uid).orElseThrow();
+    assertThat(job.status).isEqualTo(JobStatus.FAILED);
+    assertThat(job.error).isEqualTo("cancelled on request");
+    assertThat(job.retryCount).isZero();
   }
 
   @Test

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.settings.SettingsOverride;
 import io.quarkus.test.junit.QuarkusTest;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -12,6 +15,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 /**
  * {@code max-running-per-owner}: an owner at its running quota gets no more jobs started until one
@@ -54,6 +59,56 @@ class OwnerQuotaTest extends ControlledKindFixture {
       service.runOnce();
       assertThat(service.started).as(order).isEmpty();
       assertThat(runningOf("alice")).as(order).isEqualTo(2);
+    }
+  }
+
+  /**
+   * While one owner is at its running quota its due jobs wait, and the threads that could run
+   * another owner's job sit idle: that owner's new job must wake the processing replica (the
+   * enqueue's NOTIFY, which a replica that does not own the kind relies on), whichever way it is
+   * enqueued. A job of the owner at its quota would wait anyway, and without a quota a waiting due
+   * job still means a busy owner: neither sends one.
+   */
+  @Test
+  void shouldWakeForAnotherOwnersJobWhileOneOwnerWaitsAtItsRunningQuota() throws Exception {
+    settings.update("controlled", new SettingsOverride(null, 4, null, null, null, null, 1));
+    enqueueMany("alice", 2);
+    service.runOnce();
+    service.nextStarted(); // alice's first; her second waits at her quota, three threads idle
+
+    try (Connection c = db.dataSource().getConnection();
+        Statement s = c.createStatement()) {
+      s.execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
+      queue.enqueue("controlled", BLOCK, "user", "bob", null);
+      enqueueMany("carol", 2);
+      queue.enqueueIdempotent("controlled", BLOCK, "user", "dave", null, "k1");
+      queue.enqueueBatch(
+          "controlled", List.of(new JobQueue.BatchJob(BLOCK, null, "k2")), "user", "erin");
+      queue.enqueue("controlled", BLOCK, "user", "alice", null);
+      assertThat(wakeUps(c, s)).as("with a running quota").hasSize(4);
+
+      settings.update("controlled", SettingsOverride.NONE);
+      queue.enqueue("controlled", BLOCK, "user", "frank", null);
+      assertThat(wakeUps(c, s)).as("without a running quota, the queue is busy").isEmpty();
+      s.execute("UNLISTEN *");
+    }
+  }
+
+  /** The wake-ups sent since the last call, up to a marker this sends now. */
+  private static List<String> wakeUps(Connection c, Statement s) throws SQLException {
+    s.execute("NOTIFY " + JobQueue.ENQUEUED_CHANNEL + ", 'end'");
+    List<String> payloads = new ArrayList<>();
+    while (true) {
+      PGNotification[] notes = c.unwrap(PGConnection.class).getNotifications(5_000);
+      if (notes == null || notes.length == 0) {
+        throw new AssertionError("the marker never came back; got " + payloads);
+      }
+      for (PGNotification note : notes) {
+        if (note.getParameter().equals("end")) {
+          return payloads;
+        }
+        payloads.add(note.getParameter());
+      }
     }
   }
 

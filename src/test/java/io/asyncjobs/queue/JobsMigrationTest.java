@@ -109,12 +109,18 @@ class JobsMigrationTest {
             "USING btree (kind, shard, ((- priority)), uid)"
                 + " WHERE ((status = 'pending'::text) AND (delayed_until IS NULL))");
     assertThat(indexes.get("jobs_fair_claim_idx")).contains("(- priority)", "owner_kind", "uid)");
+    // The fair claim's owners in byte order whatever the database's collation (V23); V14's fair
+    // index stays for the release before, during a rolling update.
+    assertThat(indexes.get("jobs_fair_claim_bytes_idx"))
+        .contains("(- priority)", "owner_kind", "COLLATE \"C\"", "uid)")
+        .endsWith("WHERE ((status = 'pending'::text) AND (delayed_until IS NULL))");
     for (String concurrently :
         List.of(
             "jobs_pending_shard_claim_idx",
             "jobs_active_shard_idx",
             "jobs_due_claim_idx",
             "jobs_fair_claim_idx",
+            "jobs_fair_claim_bytes_idx",
             "jobs_pending_owner_idx",
             "jobs_delayed_idx")) {
       assertThat(

@@ -10,6 +10,7 @@ import io.asyncjobs.files.Trees;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.storage.DataDirectory;
+import io.asyncjobs.storage.VolumeSpace;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
@@ -20,7 +21,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -82,6 +82,15 @@ public class ForkService extends JobService implements PayloadCheck {
   }
 
   private volatile StepWatcher watcher = step -> {};
+
+  /** How the room left on the volume is measured; a test's seam. */
+  private volatile VolumeSpace.Measure space = VolumeSpace.FILE_STORE;
+
+  /**
+   * What a file or folder takes on the volume beyond its bytes, at most: the rest of its last block
+   * (4 KiB on the usual file systems).
+   */
+  static final long BLOCK = 4096;
 
   ForkService(FileScopes scopes, DataDirectory data) {
     this.scopes = scopes;
@@ -200,6 +209,13 @@ public class ForkService extends JobService implements PayloadCheck {
     this.watcher = watcher == null ? step -> {} : watcher;
   }
 
+  /**
+   * Measures the room left on the volume with {@code measure}; the file store's figure for null.
+   */
+  void measureSpaceWith(VolumeSpace.Measure measure) {
+    this.space = measure == null ? VolumeSpace.FILE_STORE : measure;
+  }
+
   /** Where a job copies before the rename: the service's own folder, named after the job. */
   Path temporary(UUID uid) {
     return data.root().resolve("tmp").resolve(KIND).resolve(uid.toString());
@@ -215,18 +231,20 @@ public class ForkService extends JobService implements PayloadCheck {
     Path temp = temporary(job.uid);
     Path from = plan.source();
     Map<String, Object> result;
+    long free = 0;
     try {
       // The source may itself be a link (inside the scope): what it leads to is copied.
       from = plan.source().toRealPath();
       removeTree(temp); // left by an earlier attempt that crashed
       Files.createDirectories(temp.getParent());
+      free = space.usable(temp.getParent());
       // The folders above the target are made before the copy, so a fork that cannot be placed
       // fails early; checked again first: a part may have become a link since the plan.
       TargetFolder.Location parent = TargetFolder.locate(scope, tgt, target);
       watcher.before(Step.CREATE_PARENTS);
       TargetFolder.open(parent, temp, target).close();
       try {
-        Copied copied = copy(scope, from, source, tgt, temp);
+        Copied copied = copy(scope, from, source, tgt, temp, free);
         result = copied.result();
         parent = TargetFolder.locate(scope, tgt, target);
         watcher.before(Step.RENAME);
@@ -250,7 +268,10 @@ public class ForkService extends JobService implements PayloadCheck {
       }
     } catch (FileSystemException e) {
       // Its message holds absolute paths; the caller sees its own names instead.
-      throw new IOException(describe(e, from, source, temp, target), e);
+      throw VolumeSpace.orFilledUp(
+          new IOException(describe(e, from, source, temp, target), e), free);
+    } catch (IOException e) {
+      throw VolumeSpace.orFilledUp(e, free);
     }
     reportProgress(1.0, (Long) result.get("files"));
     return result;
@@ -270,15 +291,14 @@ public class ForkService extends JobService implements PayloadCheck {
    *
    * @param from the source's real location
    */
-  private Copied copy(FileScope scope, Path from, String source, Path tgt, Path temp)
+  private Copied copy(FileScope scope, Path from, String source, Path tgt, Path temp, long free)
       throws IOException {
     try (SourceListing listing = SourceListing.of(scope, from, source)) {
-      List<SourceListing.Link> kept = new ArrayList<>();
-      for (SourceListing.Link link : listing.links()) {
-        if (leadsInsideFromTarget(scope, tgt, link)) {
-          kept.add(link);
-        }
-      }
+      // A copy that cannot fit fails before a byte of it is written.
+      VolumeSpace.require(needed(listing), free, true);
+      // Judged before any link is made, so one that would lead out is never written.
+      List<SourceListing.Link> kept =
+          new CopyLinks(realLocation(tgt), scope.base().toRealPath()).keep(listing.links());
       watcher.before(Step.COPY);
       TreeCopy copy =
           new TreeCopy(
@@ -299,6 +319,15 @@ public class ForkService extends JobService implements PayloadCheck {
     }
   }
 
+  /** What the copy takes on the volume: each file's bytes up to whole blocks, a block a folder. */
+  private static long needed(SourceListing listing) {
+    long needed = (long) listing.folders().size() * BLOCK;
+    for (SourceListing.Item file : listing.files()) {
+      needed += (file.size() + BLOCK - 1) / BLOCK * BLOCK;
+    }
+    return needed;
+  }
+
   private void reportCopyProgress(SourceListing listing, long bytes, long files) {
     double fraction =
         listing.bytes() > 0
@@ -308,22 +337,15 @@ public class ForkService extends JobService implements PayloadCheck {
   }
 
   /**
-   * Whether a link that leads inside the scope from its place in the source also does from its
-   * place in the copy, once renamed to {@code tgt}: a relative link can lead elsewhere from there.
-   * Judged before any link is made, so one that fails is never written.
+   * Where {@code path}, which need not exist, really is: its deepest existing part after every
+   * link, and the rest of it as named (those folders are made as plain folders).
    */
-  private static boolean leadsInsideFromTarget(FileScope scope, Path tgt, SourceListing.Link link) {
-    Path leadsTo = tgt.resolve(link.relative()).getParent().resolve(link.text()).normalize();
-    return leadsTo.startsWith(scope.base()) && scope.contains(existingPart(leadsTo));
-  }
-
-  /** The deepest existing part of {@code path}: where a link to a missing file would land. */
-  private static Path existingPart(Path path) {
+  private static Path realLocation(Path path) throws IOException {
     Path existing = path;
-    while (existing != null && !Files.exists(existing, LinkOption.NOFOLLOW_LINKS)) {
+    while (!Files.exists(existing, LinkOption.NOFOLLOW_LINKS)) {
       existing = existing.getParent();
     }
-    return existing == null ? path : existing;
+    return existing.toRealPath().resolve(existing.relativize(path).toString());
   }
 
   /**

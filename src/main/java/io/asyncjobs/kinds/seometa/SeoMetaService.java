@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.asyncjobs.files.Artifacts;
 import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.files.Payloads;
+import io.asyncjobs.files.ZipEntryNames;
 import io.asyncjobs.kinds.seo.SiteFiles;
 import io.asyncjobs.kinds.seo.SiteKind;
 import io.asyncjobs.queue.Job;
@@ -151,7 +152,8 @@ public class SeoMetaService extends SiteKind {
     if (zip != null) {
       MetaDeriver.patch(doc, proposal);
       doc.outputSettings().prettyPrint(false);
-      copy = COPIES_FOLDER + path;
+      // The page's own name may hold a backslash; its copy's entry must not (see ZipEntryNames).
+      copy = COPIES_FOLDER + ZipEntryNames.of(path);
       zipEntry(zip, copy, doc.outerHtml().getBytes(doc.charset()));
     }
     return entry(path, proposal, copy);

@@ -8,7 +8,9 @@ import io.asyncjobs.files.FileScope;
 import io.asyncjobs.files.FileScopes;
 import io.asyncjobs.files.PathRefusedException;
 import io.asyncjobs.files.Payloads;
+import io.asyncjobs.files.ZipEntryNames;
 import io.asyncjobs.queue.Job;
+import io.asyncjobs.storage.VolumeSpace;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
 import java.io.InputStream;
@@ -56,6 +58,9 @@ public class ZipService extends JobService implements PayloadCheck {
 
   private static final Set<String> FIELDS = Set.of("paths", "name", "level");
 
+  /** Bytes an entry takes in the archive beside its content, at the least: its two headers. */
+  static final long ENTRY_OVERHEAD = 100;
+
   /** The archive's file name inside the job's artifact folder. */
   static final String ARCHIVE = "archive.zip";
 
@@ -73,6 +78,9 @@ public class ZipService extends JobService implements PayloadCheck {
   /** Where a test runs something half-way through an attempt. */
   private volatile Checkpoint halfWritten = Checkpoint.NONE;
 
+  /** How the room left on the volume is measured; a test's seam. */
+  private volatile VolumeSpace.Measure space = VolumeSpace.FILE_STORE;
+
   ZipService(FileScopes scopes, Artifacts artifacts) {
     this.scopes = scopes;
     this.artifacts = artifacts;
@@ -84,6 +92,13 @@ public class ZipService extends JobService implements PayloadCheck {
    */
   void whenHalfWritten(Checkpoint hook) {
     this.halfWritten = Checkpoint.orNone(hook);
+  }
+
+  /**
+   * Measures the room left on the volume with {@code measure}; the file store's figure for null.
+   */
+  void measureSpaceWith(VolumeSpace.Measure measure) {
+    this.space = measure == null ? VolumeSpace.FILE_STORE : measure;
   }
 
   @Override
@@ -147,6 +162,11 @@ public class ZipService extends JobService implements PayloadCheck {
       plan.add(path);
     }
 
+    // Measured before anything is written: an archive that cannot fit fails at once. Only the
+    // stored entries' size is known beforehand (the deflated ones may shrink to next to nothing),
+    // so that is the bound; the spill files come on top while the archive is assembled.
+    long free = space.usable(artifacts.location(KIND, job.uid));
+    VolumeSpace.require(plan.storedBytes + plan.files.size() * ENTRY_OVERHEAD, free, false);
     Path folder = artifacts.folder(KIND, job.uid);
     Path target = folder.resolve(ARCHIVE);
     // This attempt's own files: another attempt of the job (an old owner still writing, say) may
@@ -159,6 +179,8 @@ public class ZipService extends JobService implements PayloadCheck {
     try {
       write(plan, partial, folder, spills, level, workers, bytesRead);
       Artifacts.publish(partial, target);
+    } catch (Exception e) {
+      throw VolumeSpace.orFilledUp(e, free);
     } finally {
       workers.shutdownNow();
       Files.deleteIfExists(partial);
@@ -288,13 +310,9 @@ public class ZipService extends JobService implements PayloadCheck {
     return entry;
   }
 
-  /**
-   * The entry name of a file: its name relative to the scope, with any backslash (a legal file name
-   * character here, a folder separator to Windows extractors) replaced, so no entry can unpack
-   * outside its folder.
-   */
+  /** The entry name of a file: its name relative to the scope, as {@link ZipEntryNames} says. */
   static String entryName(String relative) {
-    return relative.replace('\\', '_');
+    return ZipEntryNames.of(relative);
   }
 
   /** Whether a file of this name is stored rather than deflated. */
@@ -348,6 +366,7 @@ public class ZipService extends JobService implements PayloadCheck {
     final List<String> directories = new ArrayList<>();
     final Set<String> seenDirectories = new java.util.HashSet<>();
     long totalBytes;
+    long storedBytes;
     int skippedLinks;
 
     Double progress(long read) {
@@ -387,7 +406,11 @@ public class ZipService extends JobService implements PayloadCheck {
               }
               String name = entryName(scope.nameOf(file));
               if (files.putIfAbsent(name, file) == null) {
-                totalBytes += Files.size(file);
+                long size = Files.size(file);
+                totalBytes += size;
+                if (storedType(name)) {
+                  storedBytes += size;
+                }
               }
               return FileVisitResult.CONTINUE;
             }

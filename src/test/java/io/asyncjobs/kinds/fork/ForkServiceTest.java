@@ -10,6 +10,7 @@ import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
 import io.asyncjobs.storage.DataDirectory;
 import io.asyncjobs.testing.Database;
+import io.asyncjobs.testing.SmallVolume;
 import io.asyncjobs.testing.TestClock;
 import io.asyncjobs.testing.Tokens;
 import io.quarkus.arc.ClientProxy;
@@ -61,6 +62,7 @@ class ForkServiceTest {
   @AfterEach
   void settle() throws Exception {
     ClientProxy.unwrap(service).watchSteps(null);
+    ClientProxy.unwrap(service).measureSpaceWith(null);
     clock.reset();
     runUntilIdle(service, db);
     Trees.delete(outside);
@@ -467,6 +469,94 @@ class ForkServiceTest {
       assertThat(Files.readString(base.resolve("flat/page.txt"))).isEqualTo("page");
     } finally {
       Files.deleteIfExists(foreign);
+    }
+  }
+
+  @Test
+  void shouldDropALinkThatClimbsOutThroughALinkToItsOwnFolderFromTheCopysPlace() throws Exception {
+    // s -> . at every level: each "s/.." climbs one real level, though the text normalizes to
+    // just the name. From <owner's folder>/deep/site/up.txt it leads to <owner's folder>/<name>;
+    // from <owner's folder>/flat/up.txt to files/user/<name>: another owner's.
+    String name = owner + "-z.txt";
+    write(name, "mine");
+    Path foreign = base.resolveSibling(name);
+    Files.writeString(foreign, "someone else's");
+    try {
+      write("deep/site/page.txt", "page");
+      Files.createSymbolicLink(base.resolve("s"), Path.of("."));
+      Files.createSymbolicLink(base.resolve("deep/s"), Path.of("."));
+      Files.createSymbolicLink(base.resolve("deep/site/s"), Path.of("."));
+      Files.createSymbolicLink(base.resolve("deep/site/up.txt"), Path.of("s/../s/../" + name));
+      assertThat(Files.readString(base.resolve("deep/site/up.txt"))).isEqualTo("mine");
+
+      UUID uid = enqueue("deep/site", "flat");
+      runUntilIdle(service, db);
+
+      Job job = done(uid);
+      assertThat(job.result).containsEntry("skipped_links", 1).containsEntry("links", 1);
+      assertThat(Files.exists(base.resolve("flat/up.txt"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+      assertThat(Files.readSymbolicLink(base.resolve("flat/s"))).isEqualTo(Path.of("."));
+      assertThat(Files.readString(base.resolve("flat/page.txt"))).isEqualTo("page");
+    } finally {
+      Files.deleteIfExists(foreign);
+    }
+  }
+
+  @Test
+  void shouldFailAtOnceInWordsWhenTheCopyCannotFit() throws Exception {
+    write("src/a.txt", "a");
+    // 40 MiB that take no room here (a sparse file), though a copy would write them all.
+    try (java.io.RandomAccessFile big =
+        new java.io.RandomAccessFile(base.resolve("src/big.bin").toFile(), "rw")) {
+      big.setLength(40L * 1024 * 1024 - 64 * 1024);
+    }
+    ClientProxy.unwrap(service).measureSpaceWith(folder -> 23L * 1024 * 1024 + 5);
+    UUID uid = enqueue("src", "dst");
+    List<Long> copied = new java.util.ArrayList<>();
+    atStep(ForkService.Step.COPY, step -> copied.add(1L));
+    runUntilIdle(service, db);
+
+    Job job = job(uid);
+    assertThat(job.status).isEqualTo(JobStatus.FAILED);
+    assertThat(job.error)
+        .isEqualTo("not enough space on the data volume: needs about 40 MiB, 23 MiB free");
+    assertThat(copied).as("failed before the copy began").isEmpty();
+    assertThat(base.resolve("dst")).doesNotExist();
+    assertThat(leftovers(base)).isEmpty();
+  }
+
+  @Test
+  void shouldSayInWordsWhenTheVolumeFillsUpWhileCopying() throws Exception {
+    Random random = new Random(5);
+    for (int i = 0; i < 3; i++) {
+      byte[] noise = new byte[1024 * 1024];
+      random.nextBytes(noise);
+      Files.createDirectories(base.resolve("src"));
+      Files.write(base.resolve("src/n" + i + ".bin"), noise);
+    }
+    // The estimate is wrong (the volume says it has room), and the 1 MiB volume under the
+    // service's own folder, where the copy is made, fills up.
+    ClientProxy.unwrap(service).measureSpaceWith(folder -> 1024L * 1024 * 1024);
+    UUID uid = enqueue("src", "dst");
+    Path own = Files.createDirectories(data.root().resolve("tmp/fork"));
+    try (SmallVolume volume = SmallVolume.mount(own, "1m")) {
+      if (!volume.mounted()) {
+        atStep(
+            ForkService.Step.COPY,
+            step -> {
+              throw new java.io.IOException("No space left on device");
+            });
+      }
+      runUntilIdle(service, db);
+
+      Job job = job(uid);
+      assertThat(job.status).isEqualTo(JobStatus.FAILED);
+      assertThat(job.error)
+          .isEqualTo(
+              "not enough space on the data volume: it filled up while the job was writing"
+                  + " (1024 MiB were free when it started)");
+      assertThat(base.resolve("dst")).doesNotExist();
+      assertThat(leftovers(base)).isEmpty();
     }
   }
 

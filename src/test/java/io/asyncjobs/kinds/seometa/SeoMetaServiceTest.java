@@ -228,6 +228,30 @@ class SeoMetaServiceTest {
   }
 
   @Test
+  void shouldNameNoZipEntryWithABackslashSoNoCopyUnpacksOutsideItsFolderOnWindows()
+      throws Exception {
+    Path site = owner.folder().resolve("www");
+    write(site, "index.html", "<title>Inside</title>");
+    // A legal file name here; to a Windows extractor, two steps up and out of pages/.
+    write(site, "..\\..\\evil.html", "<title>Evil</title>");
+    String uid = enqueue(owner.token(), "seo_meta", "{\"site\": \"www\", \"write_copies\": true}");
+    runAll(meta);
+
+    status(owner.token(), uid)
+        .then()
+        .body("status", equalTo("done"))
+        .body("result.pages", equalTo(2));
+    Map<String, byte[]> zip = unzip(download(owner.token(), uid));
+    assertThat(zip.keySet()).noneMatch(name -> name.contains("\\"));
+    assertThat(zip).containsOnlyKeys("meta.json", "pages/index.html", "pages/.._.._evil.html");
+    JsonNode metaJson = json.readTree(zip.get("meta.json"));
+    Map<String, String> copies = new HashMap<>();
+    metaJson.get("pages").forEach(p -> copies.put(p.get("path").asText(), p.get("copy").asText()));
+    // meta.json names the page as it is and the copy as the zip holds it.
+    assertThat(copies).containsEntry("..\\..\\evil.html", "pages/.._.._evil.html");
+  }
+
+  @Test
   void shouldRefuseEveryBadPayloadWith400AndEnqueueNothing() throws Exception {
     Path folder = owner.folder();
     writeSite(folder.resolve("www"));

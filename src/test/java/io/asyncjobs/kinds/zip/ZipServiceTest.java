@@ -13,6 +13,7 @@ import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.storage.DataDirectory;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.DebianPackages;
+import io.asyncjobs.testing.SmallVolume;
 import io.asyncjobs.testing.Tokens;
 import io.quarkus.arc.ClientProxy;
 import io.quarkus.test.junit.QuarkusTest;
@@ -71,6 +72,7 @@ class ZipServiceTest {
   @AfterEach
   void unhook() {
     ClientProxy.unwrap(zip).whenHalfWritten(null);
+    ClientProxy.unwrap(zip).measureSpaceWith(null);
   }
 
   Path download(String token, String uid) throws IOException {
@@ -363,6 +365,64 @@ class ZipServiceTest {
 
     assertThat(folder).doesNotExist();
     assertThat(db.query("SELECT uid FROM jobs WHERE uid = ?", UUID.fromString(uid))).isEmpty();
+  }
+
+  @Test
+  void shouldFailAtOnceInWordsWhenTheStoredEntriesAloneCannotFit() throws Exception {
+    // 40 MiB that take no room here (a sparse file); a type that is stored, not deflated, so the
+    // archive needs at least that much.
+    Files.createDirectories(home.resolve("video"));
+    try (java.io.RandomAccessFile big =
+        new java.io.RandomAccessFile(home.resolve("video/big.mp4").toFile(), "rw")) {
+      big.setLength(40L * 1024 * 1024 - 64 * 1024);
+    }
+    ClientProxy.unwrap(zip).measureSpaceWith(folder -> 23L * 1024 * 1024 + 5);
+    String uid = enqueue(ZOE, "zip", "{\"paths\": [\"video\"]}");
+    runAll(zip);
+
+    Job job = queue.getJob(UUID.fromString(uid)).orElseThrow();
+    assertThat(job.status).isEqualTo(io.asyncjobs.queue.JobStatus.FAILED);
+    assertThat(job.error)
+        .isEqualTo("not enough space on the data volume: needs at least 40 MiB, 23 MiB free");
+    // Failed before writing: not even the artifact folder was made.
+    assertThat(data.root().resolve("artifacts/zip/" + uid)).doesNotExist();
+  }
+
+  @Test
+  void shouldSayInWordsWhenTheVolumeFillsUpWhileTheArchiveIsWritten() throws Exception {
+    // 3 MiB of noise under a type that is deflated: the estimate (stored entries only) lets it
+    // start, and the 1 MiB volume fills up under the workers' spill files.
+    Random random = new Random(11);
+    for (int i = 0; i < 3; i++) {
+      byte[] noise = new byte[1024 * 1024];
+      random.nextBytes(noise);
+      Files.createDirectories(home.resolve("noise"));
+      Files.write(home.resolve("noise/n" + i + ".bin"), noise);
+    }
+    String uid = enqueue(ZOE, "zip", "{\"paths\": [\"noise\"]}");
+    Path folder = Files.createDirectories(data.root().resolve("artifacts/zip/" + uid));
+    try (SmallVolume volume = SmallVolume.mount(folder, "1m")) {
+      if (!volume.mounted()) {
+        ClientProxy.unwrap(zip)
+            .whenHalfWritten(
+                () -> {
+                  throw new java.io.UncheckedIOException(
+                      new IOException("No space left on device"));
+                });
+      }
+      runAll(zip);
+
+      Job job = queue.getJob(UUID.fromString(uid)).orElseThrow();
+      assertThat(job.status).isEqualTo(io.asyncjobs.queue.JobStatus.FAILED);
+      assertThat(job.error)
+          .startsWith(
+              "not enough space on the data volume: it filled up while the job was writing (")
+          .endsWith(" MiB were free when it started)")
+          .doesNotContain("Exception");
+      try (var left = Files.list(folder)) {
+        assertThat(left).as("the attempt's partial archive and spill files").isEmpty();
+      }
+    }
   }
 
   @Test
