@@ -21,6 +21,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.security.MessageDigest;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -32,6 +33,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -114,18 +116,38 @@ public class CallbackDelivery implements Deliveries {
     this.links = links;
     this.json = json;
     this.metrics = metrics.isResolvable() ? metrics.get() : null;
-    this.signature =
-        this.config
-            .key()
-            .map(k -> DownloadLinks.decodeKey(k, "jobs.callbacks.key"))
-            .map(CallbackSignature::new)
-            .orElse(null);
+    this.signature = signer(config);
     this.http =
         HttpClient.newBuilder()
             .followRedirects(HttpClient.Redirect.NEVER)
             .connectTimeout(this.config.timeout())
             .executor(executor)
             .build();
+  }
+
+  /**
+   * The signer of {@code jobs.callbacks.key}, or null without a key.
+   *
+   * @throws IllegalStateException when the key cannot be used, which stops the service at start
+   */
+  static CallbackSignature signer(JobsConfig config) {
+    if (config.callbacks().key().isEmpty()) {
+      return null;
+    }
+    byte[] key = DownloadLinks.decodeKey(config.callbacks().key().get(), "jobs.callbacks.key");
+    Optional<String> links = config.api().signingKey();
+    // Receivers hold the callbacks key by design; were it also the download-link key, any of them
+    // could sign a download link for any job. Compared as bytes: the same key written another way
+    // is the same key.
+    if (links.isPresent()
+        && MessageDigest.isEqual(
+            key, DownloadLinks.decodeKey(links.get(), "jobs.api.signing-key"))) {
+      throw new IllegalStateException(
+          "jobs.callbacks.key must differ from jobs.api.signing-key: receivers hold the callbacks"
+              + " key, and with the download-link key they could sign download links for any job."
+              + " Give each its own random key.");
+    }
+    return new CallbackSignature(key);
   }
 
   @PreDestroy
