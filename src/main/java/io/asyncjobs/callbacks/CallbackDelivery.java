@@ -46,7 +46,8 @@ import org.jboss.logging.Logger;
 /**
  * Sends completion callbacks: when a job with a {@code callback_url} ends, its row becomes due (a
  * trigger in V20 does it on every path that ends a job), and the owner of the job's shard POSTs the
- * job's status view there, signed ({@link CallbackSignature}). A 2xx answer ends it; anything else
+ * job's status view there, signed ({@link CallbackSignature}); a retired shard's callbacks, once
+ * its runner is gone, by the owner of the kind's first shard. A 2xx answer ends it; anything else
  * is tried again with a doubling backoff and jitter until {@code jobs.callbacks.give-up-after} has
  * passed since the job ended. Each delivery first pushes the row's due time past its own timeout
  * (its lease), so a delivery cut off by a crash or a handover is sent again by the next owner: at
@@ -68,6 +69,21 @@ public class CallbackDelivery implements Deliveries {
           + " UPDATE jobs SET callback_due = ? WHERE uid IN (SELECT uid FROM jobs"
           + "   WHERE kind = ? AND shard = ? AND callback_due IS NOT NULL AND callback_due <= ?"
           + "   AND EXISTS (SELECT 1 FROM fence)"
+          + "   ORDER BY callback_due LIMIT ? FOR UPDATE SKIP LOCKED)"
+          + " RETURNING "
+          + JobRows.VIEW_COLUMNS;
+
+  /**
+   * JobCallbackTakeRetired: as JobCallbackTake, for the kind's shards the current mapping does not
+   * name (retired shards, whose runners are gone once they hold no pending or running job). Asked
+   * by the kind's sweeping shard, under its fence; the lease keeps a retired shard's own runner,
+   * where one is still left, from sending the same callback meanwhile.
+   */
+  public static final String JOB_CALLBACK_TAKE_RETIRED =
+      "WITH fence AS (SELECT epoch FROM job_owner_epochs WHERE epoch = ? FOR SHARE)"
+          + " UPDATE jobs SET callback_due = ? WHERE uid IN (SELECT uid FROM jobs"
+          + "   WHERE kind = ? AND shard <> ALL (?::text[]) AND callback_due IS NOT NULL"
+          + "   AND callback_due <= ? AND EXISTS (SELECT 1 FROM fence)"
           + "   ORDER BY callback_due LIMIT ? FOR UPDATE SKIP LOCKED)"
           + " RETURNING "
           + JobRows.VIEW_COLUMNS;
@@ -163,8 +179,30 @@ public class CallbackDelivery implements Deliveries {
    */
   @Override
   public void deliverDue(String kind, String shard, long epoch, Instant now) {
+    deliverDue(new Scope(kind, shard, null), epoch, now);
+  }
+
+  /** As {@link #deliverDue(String, String, long, Instant)}, for the kind's retired shards. */
+  @Override
+  public void deliverRetired(String kind, List<String> mapped, long epoch, Instant now) {
+    deliverDue(new Scope(kind, null, List.copyOf(mapped)), epoch, now);
+  }
+
+  /**
+   * Whose due callbacks a take looks for: one shard's, or (shard null) those of the kind's shards
+   * that {@code mapped} does not name.
+   */
+  private record Scope(String kind, String shard, List<String> mapped) {
+
+    /** Its key among the deliveries under way; a shard key never holds a slash. */
+    String key() {
+      return shard != null ? kind + "/" + shard : kind + "/retired";
+    }
+  }
+
+  private void deliverDue(Scope scope, long epoch, Instant now) {
     Map<UUID, CompletableFuture<Void>> running =
-        inFlight.computeIfAbsent(kind + "/" + shard, k -> new ConcurrentHashMap<>());
+        inFlight.computeIfAbsent(scope.key(), k -> new ConcurrentHashMap<>());
     List<Job> taken;
     Instant lease = now.plus(config.timeout().multipliedBy(2)).truncatedTo(ChronoUnit.MILLIS);
     synchronized (running) {
@@ -173,7 +211,7 @@ public class CallbackDelivery implements Deliveries {
       if (room <= 0) {
         return;
       }
-      taken = take(kind, shard, epoch, now, lease, room);
+      taken = take(scope, epoch, now, lease, room);
       // Only a take that filled the room may have left due callbacks behind: each delivery of it
       // that ends looks for the next; otherwise the next tick or wake-up does.
       boolean more = taken.size() == room;
@@ -189,19 +227,19 @@ public class CallbackDelivery implements Deliveries {
                 .thenRun(
                     () -> {
                       if (more) {
-                        next(kind, shard, epoch);
+                        next(scope, epoch);
                       }
                     }));
       }
     }
   }
 
-  /** After a delivery: the shard's next due one, if any, under the same epoch (fenced). */
-  private void next(String kind, String shard, long epoch) {
+  /** After a delivery: the scope's next due one, if any, under the same epoch (fenced). */
+  private void next(Scope scope, long epoch) {
     try {
-      deliverDue(kind, shard, epoch, clock.now());
+      deliverDue(scope, epoch, clock.now());
     } catch (RuntimeException e) {
-      LOG.debugf("callbacks of %s/%s: the next delivery waits for a tick (%s)", kind, shard, e);
+      LOG.debugf("callbacks of %s: the next delivery waits for a tick (%s)", scope.key(), e);
     }
   }
 
@@ -228,14 +266,20 @@ public class CallbackDelivery implements Deliveries {
     }
   }
 
-  private List<Job> take(
-      String kind, String shard, long epoch, Instant now, Instant lease, int limit) {
+  private List<Job> take(Scope scope, long epoch, Instant now, Instant lease, int limit) {
+    String kind = scope.kind();
+    boolean own = scope.shard() != null;
     try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_CALLBACK_TAKE)) {
+        PreparedStatement ps =
+            c.prepareStatement(own ? JOB_CALLBACK_TAKE : JOB_CALLBACK_TAKE_RETIRED)) {
       ps.setLong(1, epoch);
       ps.setObject(2, JobRows.timestamp(lease));
       ps.setString(3, kind);
-      ps.setString(4, shard);
+      if (own) {
+        ps.setString(4, scope.shard());
+      } else {
+        ps.setArray(4, c.createArrayOf("text", scope.mapped().toArray(String[]::new)));
+      }
       ps.setObject(5, JobRows.timestamp(now));
       ps.setInt(6, limit);
       List<Job> jobs = new ArrayList<>();
@@ -246,7 +290,8 @@ public class CallbackDelivery implements Deliveries {
       }
       return jobs;
     } catch (SQLException e) {
-      throw new IllegalStateException("JobCallbackTake failed for kind " + kind, e);
+      throw new IllegalStateException(
+          (own ? "JobCallbackTake" : "JobCallbackTakeRetired") + " failed for kind " + kind, e);
     }
   }
 
