@@ -17,10 +17,8 @@ import io.quarkus.runtime.Startup;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Instance;
+import java.net.InetAddress;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.security.MessageDigest;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -41,6 +39,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLSocketFactory;
 import org.jboss.logging.Logger;
 
 /**
@@ -52,7 +51,8 @@ import org.jboss.logging.Logger;
  * passed since the job ended. Each delivery first pushes the row's due time past its own timeout
  * (its lease), so a delivery cut off by a crash or a handover is sent again by the next owner: at
  * least once, never lost. Redirects are not followed, so a receiver cannot send the service to a
- * host the allow list does not name.
+ * host the allow list does not name; and the POST goes to the very address the check looked up
+ * ({@link CallbackPost}), the whole delivery within {@code jobs.callbacks.timeout}.
  */
 @Startup
 @ApplicationScoped
@@ -109,7 +109,7 @@ public class CallbackDelivery implements Deliveries {
             t.setDaemon(true);
             return t;
           });
-  private final HttpClient http;
+  private final CallbackPost post;
 
   /** Deliveries under way, by shard ({@code kind/shard}), then by job. */
   private final Map<String, Map<UUID, CompletableFuture<Void>>> inFlight =
@@ -133,12 +133,7 @@ public class CallbackDelivery implements Deliveries {
     this.json = json;
     this.metrics = metrics.isResolvable() ? metrics.get() : null;
     this.signature = signer(config);
-    this.http =
-        HttpClient.newBuilder()
-            .followRedirects(HttpClient.Redirect.NEVER)
-            .connectTimeout(this.config.timeout())
-            .executor(executor)
-            .build();
+    this.post = new CallbackPost((SSLSocketFactory) SSLSocketFactory.getDefault());
   }
 
   /**
@@ -307,29 +302,25 @@ public class CallbackDelivery implements Deliveries {
       return;
     }
     URI target = URI.create(job.callbackUrl);
+    // One deadline for the whole delivery, the lookup included: it ends well within its lease
+    // (twice the timeout), so no second delivery of the same callback starts while it runs.
+    long deadline = System.nanoTime() + config.timeout().toNanos();
     try {
-      urls.checkAddress(target);
-    } catch (CallbackUrls.RefusedAddressException e) {
-      record(job, lease, state, attempt, null, "refused: " + e.getMessage(), true);
-      return;
-    }
-    try {
+      List<InetAddress> addresses = urls.checkAddress(target, deadline);
       byte[] body = json.writeValueAsBytes(JobView.of(job, links));
       long t = clock.now().getEpochSecond();
-      HttpRequest request =
-          HttpRequest.newBuilder(target)
-              .timeout(config.timeout())
-              .header("Content-Type", "application/json")
-              .header("User-Agent", "async-jobs")
-              .header("X-Async-Jobs-Delivery", job.uid + "/" + attempt)
-              .header(CallbackSignature.HEADER, signature.sign(t, body))
-              .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-              .build();
-      HttpResponse<Void> response = http.send(request, HttpResponse.BodyHandlers.discarding());
-      status = response.statusCode();
+      Map<String, String> headers = new LinkedHashMap<>();
+      headers.put("Content-Type", "application/json");
+      headers.put("User-Agent", "async-jobs");
+      headers.put("X-Async-Jobs-Delivery", job.uid + "/" + attempt);
+      headers.put(CallbackSignature.HEADER, signature.sign(t, body));
+      status = post.send(target, addresses, headers, body, deadline);
       if (status / 100 != 2) {
         error = "HTTP " + status;
       }
+    } catch (CallbackUrls.RefusedAddressException e) {
+      record(job, lease, state, attempt, null, "refused: " + e.getMessage(), true);
+      return;
     } catch (JsonProcessingException e) {
       error = "the status view could not be written";
       LOG.warnf(e, "callback of job %s: the status view could not be written", job.uid);
