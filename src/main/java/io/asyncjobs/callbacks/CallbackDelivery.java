@@ -17,10 +17,9 @@ import io.quarkus.runtime.Startup;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Instance;
+import java.net.InetAddress;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import java.security.MessageDigest;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -32,6 +31,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -39,17 +39,20 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLSocketFactory;
 import org.jboss.logging.Logger;
 
 /**
  * Sends completion callbacks: when a job with a {@code callback_url} ends, its row becomes due (a
  * trigger in V20 does it on every path that ends a job), and the owner of the job's shard POSTs the
- * job's status view there, signed ({@link CallbackSignature}). A 2xx answer ends it; anything else
+ * job's status view there, signed ({@link CallbackSignature}); a retired shard's callbacks, once
+ * its runner is gone, by the owner of the kind's first shard. A 2xx answer ends it; anything else
  * is tried again with a doubling backoff and jitter until {@code jobs.callbacks.give-up-after} has
  * passed since the job ended. Each delivery first pushes the row's due time past its own timeout
  * (its lease), so a delivery cut off by a crash or a handover is sent again by the next owner: at
  * least once, never lost. Redirects are not followed, so a receiver cannot send the service to a
- * host the allow list does not name.
+ * host the allow list does not name; and the POST goes to the very address the check looked up
+ * ({@link CallbackPost}), the whole delivery within {@code jobs.callbacks.timeout}.
  */
 @Startup
 @ApplicationScoped
@@ -66,6 +69,21 @@ public class CallbackDelivery implements Deliveries {
           + " UPDATE jobs SET callback_due = ? WHERE uid IN (SELECT uid FROM jobs"
           + "   WHERE kind = ? AND shard = ? AND callback_due IS NOT NULL AND callback_due <= ?"
           + "   AND EXISTS (SELECT 1 FROM fence)"
+          + "   ORDER BY callback_due LIMIT ? FOR UPDATE SKIP LOCKED)"
+          + " RETURNING "
+          + JobRows.VIEW_COLUMNS;
+
+  /**
+   * JobCallbackTakeRetired: as JobCallbackTake, for the kind's shards the current mapping does not
+   * name (retired shards, whose runners are gone once they hold no pending or running job). Asked
+   * by the kind's sweeping shard, under its fence; the lease keeps a retired shard's own runner,
+   * where one is still left, from sending the same callback meanwhile.
+   */
+  public static final String JOB_CALLBACK_TAKE_RETIRED =
+      "WITH fence AS (SELECT epoch FROM job_owner_epochs WHERE epoch = ? FOR SHARE)"
+          + " UPDATE jobs SET callback_due = ? WHERE uid IN (SELECT uid FROM jobs"
+          + "   WHERE kind = ? AND shard <> ALL (?::text[]) AND callback_due IS NOT NULL"
+          + "   AND callback_due <= ? AND EXISTS (SELECT 1 FROM fence)"
           + "   ORDER BY callback_due LIMIT ? FOR UPDATE SKIP LOCKED)"
           + " RETURNING "
           + JobRows.VIEW_COLUMNS;
@@ -91,7 +109,7 @@ public class CallbackDelivery implements Deliveries {
             t.setDaemon(true);
             return t;
           });
-  private final HttpClient http;
+  private final CallbackPost post;
 
   /** Deliveries under way, by shard ({@code kind/shard}), then by job. */
   private final Map<String, Map<UUID, CompletableFuture<Void>>> inFlight =
@@ -114,18 +132,33 @@ public class CallbackDelivery implements Deliveries {
     this.links = links;
     this.json = json;
     this.metrics = metrics.isResolvable() ? metrics.get() : null;
-    this.signature =
-        this.config
-            .key()
-            .map(k -> DownloadLinks.decodeKey(k, "jobs.callbacks.key"))
-            .map(CallbackSignature::new)
-            .orElse(null);
-    this.http =
-        HttpClient.newBuilder()
-            .followRedirects(HttpClient.Redirect.NEVER)
-            .connectTimeout(this.config.timeout())
-            .executor(executor)
-            .build();
+    this.signature = signer(config);
+    this.post = new CallbackPost((SSLSocketFactory) SSLSocketFactory.getDefault());
+  }
+
+  /**
+   * The signer of {@code jobs.callbacks.key}, or null without a key.
+   *
+   * @throws IllegalStateException when the key cannot be used, which stops the service at start
+   */
+  static CallbackSignature signer(JobsConfig config) {
+    if (config.callbacks().key().isEmpty()) {
+      return null;
+    }
+    byte[] key = DownloadLinks.decodeKey(config.callbacks().key().get(), "jobs.callbacks.key");
+    Optional<String> links = config.api().signingKey();
+    // Receivers hold the callbacks key by design; were it also the download-link key, any of them
+    // could sign a download link for any job. Compared as bytes: the same key written another way
+    // is the same key.
+    if (links.isPresent()
+        && MessageDigest.isEqual(
+            key, DownloadLinks.decodeKey(links.get(), "jobs.api.signing-key"))) {
+      throw new IllegalStateException(
+          "jobs.callbacks.key must differ from jobs.api.signing-key: receivers hold the callbacks"
+              + " key, and with the download-link key they could sign download links for any job."
+              + " Give each its own random key.");
+    }
+    return new CallbackSignature(key);
   }
 
   @PreDestroy
@@ -141,8 +174,30 @@ public class CallbackDelivery implements Deliveries {
    */
   @Override
   public void deliverDue(String kind, String shard, long epoch, Instant now) {
+    deliverDue(new Scope(kind, shard, null), epoch, now);
+  }
+
+  /** As {@link #deliverDue(String, String, long, Instant)}, for the kind's retired shards. */
+  @Override
+  public void deliverRetired(String kind, List<String> mapped, long epoch, Instant now) {
+    deliverDue(new Scope(kind, null, List.copyOf(mapped)), epoch, now);
+  }
+
+  /**
+   * Whose due callbacks a take looks for: one shard's, or (shard null) those of the kind's shards
+   * that {@code mapped} does not name.
+   */
+  private record Scope(String kind, String shard, List<String> mapped) {
+
+    /** Its key among the deliveries under way; a shard key never holds a slash. */
+    String key() {
+      return shard != null ? kind + "/" + shard : kind + "/retired";
+    }
+  }
+
+  private void deliverDue(Scope scope, long epoch, Instant now) {
     Map<UUID, CompletableFuture<Void>> running =
-        inFlight.computeIfAbsent(kind + "/" + shard, k -> new ConcurrentHashMap<>());
+        inFlight.computeIfAbsent(scope.key(), k -> new ConcurrentHashMap<>());
     List<Job> taken;
     Instant lease = now.plus(config.timeout().multipliedBy(2)).truncatedTo(ChronoUnit.MILLIS);
     synchronized (running) {
@@ -151,7 +206,7 @@ public class CallbackDelivery implements Deliveries {
       if (room <= 0) {
         return;
       }
-      taken = take(kind, shard, epoch, now, lease, room);
+      taken = take(scope, epoch, now, lease, room);
       // Only a take that filled the room may have left due callbacks behind: each delivery of it
       // that ends looks for the next; otherwise the next tick or wake-up does.
       boolean more = taken.size() == room;
@@ -167,19 +222,19 @@ public class CallbackDelivery implements Deliveries {
                 .thenRun(
                     () -> {
                       if (more) {
-                        next(kind, shard, epoch);
+                        next(scope, epoch);
                       }
                     }));
       }
     }
   }
 
-  /** After a delivery: the shard's next due one, if any, under the same epoch (fenced). */
-  private void next(String kind, String shard, long epoch) {
+  /** After a delivery: the scope's next due one, if any, under the same epoch (fenced). */
+  private void next(Scope scope, long epoch) {
     try {
-      deliverDue(kind, shard, epoch, clock.now());
+      deliverDue(scope, epoch, clock.now());
     } catch (RuntimeException e) {
-      LOG.debugf("callbacks of %s/%s: the next delivery waits for a tick (%s)", kind, shard, e);
+      LOG.debugf("callbacks of %s: the next delivery waits for a tick (%s)", scope.key(), e);
     }
   }
 
@@ -206,14 +261,20 @@ public class CallbackDelivery implements Deliveries {
     }
   }
 
-  private List<Job> take(
-      String kind, String shard, long epoch, Instant now, Instant lease, int limit) {
+  private List<Job> take(Scope scope, long epoch, Instant now, Instant lease, int limit) {
+    String kind = scope.kind();
+    boolean own = scope.shard() != null;
     try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_CALLBACK_TAKE)) {
+        PreparedStatement ps =
+            c.prepareStatement(own ? JOB_CALLBACK_TAKE : JOB_CALLBACK_TAKE_RETIRED)) {
       ps.setLong(1, epoch);
       ps.setObject(2, JobRows.timestamp(lease));
       ps.setString(3, kind);
-      ps.setString(4, shard);
+      if (own) {
+        ps.setString(4, scope.shard());
+      } else {
+        ps.setArray(4, c.createArrayOf("text", scope.mapped().toArray(String[]::new)));
+      }
       ps.setObject(5, JobRows.timestamp(now));
       ps.setInt(6, limit);
       List<Job> jobs = new ArrayList<>();
@@ -224,7 +285,8 @@ public class CallbackDelivery implements Deliveries {
       }
       return jobs;
     } catch (SQLException e) {
-      throw new IllegalStateException("JobCallbackTake failed for kind " + kind, e);
+      throw new IllegalStateException(
+          (own ? "JobCallbackTake" : "JobCallbackTakeRetired") + " failed for kind " + kind, e);
     }
   }
 
@@ -240,29 +302,25 @@ public class CallbackDelivery implements Deliveries {
       return;
     }
     URI target = URI.create(job.callbackUrl);
+    // One deadline for the whole delivery, the lookup included: it ends well within its lease
+    // (twice the timeout), so no second delivery of the same callback starts while it runs.
+    long deadline = System.nanoTime() + config.timeout().toNanos();
     try {
-      urls.checkAddress(target);
-    } catch (CallbackUrls.RefusedAddressException e) {
-      record(job, lease, state, attempt, null, "refused: " + e.getMessage(), true);
-      return;
-    }
-    try {
+      List<InetAddress> addresses = urls.checkAddress(target, deadline);
       byte[] body = json.writeValueAsBytes(JobView.of(job, links));
       long t = clock.now().getEpochSecond();
-      HttpRequest request =
-          HttpRequest.newBuilder(target)
-              .timeout(config.timeout())
-              .header("Content-Type", "application/json")
-              .header("User-Agent", "async-jobs")
-              .header("X-Async-Jobs-Delivery", job.uid + "/" + attempt)
-              .header(CallbackSignature.HEADER, signature.sign(t, body))
-              .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-              .build();
-      HttpResponse<Void> response = http.send(request, HttpResponse.BodyHandlers.discarding());
-      status = response.statusCode();
+      Map<String, String> headers = new LinkedHashMap<>();
+      headers.put("Content-Type", "application/json");
+      headers.put("User-Agent", "async-jobs");
+      headers.put("X-Async-Jobs-Delivery", job.uid + "/" + attempt);
+      headers.put(CallbackSignature.HEADER, signature.sign(t, body));
+      status = post.send(target, addresses, headers, body, deadline);
       if (status / 100 != 2) {
         error = "HTTP " + status;
       }
+    } catch (CallbackUrls.RefusedAddressException e) {
+      record(job, lease, state, attempt, null, "refused: " + e.getMessage(), true);
+      return;
     } catch (JsonProcessingException e) {
       error = "the status view could not be written";
       LOG.warnf(e, "callback of job %s: the status view could not be written", job.uid);

@@ -134,11 +134,21 @@ public interface JobsConfig {
      * Hosts a {@code callback_url} may name: exact names or IP literals, or {@code *.suffix} for
      * any name under a suffix, each optionally with {@code :port} (then only that port) or {@code
      * :*} (any port). The default allows in-cluster services only. A name matched by a {@code
-     * *.suffix} pattern must not resolve to a loopback, link-local (the cloud's metadata address),
-     * wildcard or multicast address; a host listed exactly is taken as the operator wrote it.
+     * *.suffix} pattern must not resolve to an address of the host itself or of the cloud around it
+     * (loopback, link-local, metadata addresses, unique-local IPv6 and the like, see {@code
+     * allowedNetworks}); a host listed exactly is taken as the operator wrote it. An IPv6 address
+     * is written in brackets: {@code [fd00::5]}, {@code [fd00::5]:8443}.
      */
     @WithDefault("*.svc,*.svc.cluster.local")
     java.util.List<String> allowedHosts();
+
+    /**
+     * Address ranges in CIDR form ({@code fd00:10:96::/112}) that a name matched by a {@code
+     * *.suffix} pattern may resolve to although they are refused by default: IPv6 unique-local
+     * (fc00::/7) and the shared 100.64.0.0/10, for a cluster whose services or pods live there.
+     * Loopback, link-local, multicast and the clouds' metadata addresses stay refused.
+     */
+    Optional<java.util.List<String>> allowedNetworks();
 
     /** The ports a {@code callback_url} may name when its host's entry names none. */
     @WithDefault("80,443,8080,8443")
@@ -159,7 +169,10 @@ public interface JobsConfig {
     @DurationMin(millis = 1)
     Duration backoffMax();
 
-    /** How long one delivery may take, connecting included, before it counts as failed. */
+    /**
+     * How long one delivery may take, from the name lookup to the answer's status line, before it
+     * counts as failed.
+     */
     @WithDefault("10s")
     @DurationMin(millis = 1)
     Duration timeout();

@@ -60,6 +60,10 @@ public abstract class JobService extends BaseService {
 
   private volatile EngineContext context;
   private volatile Sweeper sweeper;
+
+  /** The kind's shards in the current mapping, set by {@link #attach}; retired ones are not. */
+  private volatile List<String> mappedShards = List.of();
+
   private volatile Function<String, OwnerLock> locks;
 
   /** The job kind this service processes; also its name in configuration and metrics. */
@@ -381,6 +385,11 @@ public abstract class JobService extends BaseService {
     return runners.stream().map(ShardRunner::shard).toList();
   }
 
+  /** The kind's shards in the current mapping: {@link #shards()} without the retired ones. */
+  List<String> mappedShards() {
+    return mappedShards;
+  }
+
   /** The lock of one shard's runner. */
   Optional<OwnerLock> lockOf(String shard) {
     return runner(shard).map(ShardRunner::lock);
@@ -499,6 +508,7 @@ public abstract class JobService extends BaseService {
       throw new IllegalArgumentException(kind() + " needs at least one shard");
     }
     this.context = engineContext;
+    this.mappedShards = List.copyOf(shardKeys);
     this.sweeper = new Sweeper(kind(), engineContext, this::cleanup);
     this.locks = locks;
     List<ShardRunner> created = new ArrayList<>();

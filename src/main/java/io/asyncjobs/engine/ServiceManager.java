@@ -179,7 +179,8 @@ public class ServiceManager {
    * and those are worked under that shard's own lock, which replicas compete for and balance like
    * any other, until it holds no pending or running job; then its runner goes and its lock is given
    * up. Jobs keep the shard they were enqueued with, so no row is ever worked under two locks.
-   * Finished jobs of a retired shard are swept by the kind's first shard.
+   * Finished jobs of a retired shard are swept by the kind's first shard, which also sends the
+   * callbacks still due in it.
    */
   void followRetiredShards() {
     Map<String, Set<String>> active = context.store().activeShards();

@@ -207,6 +207,9 @@ final class ShardRunner {
           sweep(now, tally);
         }
         deliverCallbacks(epoch, now);
+        if (sweeps) {
+          deliverRetiredCallbacks(epoch, now);
+        }
       }
       TickResult result = tally.result();
       logIfNotEmpty(result);
@@ -808,6 +811,21 @@ final class ShardRunner {
       context.deliveries().deliverDue(kind, shard, epoch, now);
     } catch (RuntimeException e) {
       LOG.debugf("%s: starting callbacks failed, the next tick does: %s", label(), e.getMessage());
+    }
+  }
+
+  /**
+   * The sweeping runner's share: the callbacks due in shards the current mapping does not name. A
+   * retired shard's runner goes once it has no pending or running job, however many of its
+   * callbacks are still due; like its finished rows, those belong to the kind's first shard then.
+   */
+  private void deliverRetiredCallbacks(long epoch, Instant now) {
+    try {
+      context.deliveries().deliverRetired(kind, service.mappedShards(), epoch, now);
+    } catch (RuntimeException e) {
+      LOG.debugf(
+          "%s: starting retired shards' callbacks failed, the next tick does: %s",
+          label(), e.getMessage());
     }
   }
 

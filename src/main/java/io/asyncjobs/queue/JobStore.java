@@ -473,13 +473,18 @@ public class JobStore {
        WHERE j.uid = p.uid AND j.status = 'running' AND j.epoch = ?
       """;
 
-  /** JobGetExpiredMany: finished jobs of a kind whose retention has passed, oldest expiry first. */
+  /**
+   * JobGetExpiredMany: finished jobs of a kind whose retention has passed, oldest expiry first. A
+   * job whose callback is still due (or under way) is kept until it is delivered or given up,
+   * however short the kind's retention: deleting it would lose the callback.
+   */
   public static final String JOB_GET_EXPIRED_MANY =
       "SELECT "
           + JOB_COLUMNS
           + """
            FROM jobs
           WHERE kind = ? AND status IN ('done', 'failed') AND expires_at <= ?
+            AND callback_due IS NULL
           ORDER BY expires_at
           LIMIT ?
           """;
@@ -489,15 +494,20 @@ public class JobStore {
       """
       SELECT count(*) FROM jobs
        WHERE kind = ? AND status IN ('done', 'failed') AND expires_at <= ?
+         AND callback_due IS NULL
       """;
 
   /** JobPurgeFinishedMinutes: forgets one kind's per-minute finished counts older than a time. */
   private static final String JOB_PURGE_FINISHED_MINUTES =
       "DELETE FROM job_finished_minutes WHERE kind = ? AND minute < ?";
 
-  /** JobDeleteMany: removes swept jobs whose artifacts are gone. Never a pending or running one. */
+  /**
+   * JobDeleteMany: removes swept jobs whose artifacts are gone. Never a pending or running one, nor
+   * one whose callback became due again meanwhile (retried and ended again).
+   */
   private static final String JOB_DELETE_MANY =
-      "DELETE FROM jobs WHERE uid = ANY (?::uuid[]) AND status IN ('done', 'failed')";
+      "DELETE FROM jobs WHERE uid = ANY (?::uuid[]) AND status IN ('done', 'failed')"
+          + " AND callback_due IS NULL";
 
   /** JobDeferExpiryMany: keeps jobs whose cleanup failed until a later sweep tries again. */
   private static final String JOB_DEFER_EXPIRY_MANY =

@@ -12,6 +12,8 @@ import com.sun.net.httpserver.HttpServer;
 import io.asyncjobs.callbacks.CallbackDelivery;
 import io.asyncjobs.callbacks.CallbackSignature;
 import io.asyncjobs.kinds.noop.NoopService;
+import io.asyncjobs.settings.SettingsOverride;
+import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.TestClock;
 import io.asyncjobs.testing.Tokens;
@@ -54,6 +56,7 @@ class CallbacksApiTest {
   @Inject TestClock clock;
   @Inject CallbackDelivery deliveries;
   @Inject ObjectMapper json;
+  @Inject SettingsStore settings;
 
   @ConfigProperty(name = "jobs.callbacks.key")
   String key;
@@ -116,6 +119,7 @@ class CallbacksApiTest {
     noop.awaitTasks(Duration.ofSeconds(10));
     deliveries.awaitIdle(Duration.ofSeconds(10));
     db.clearJobs();
+    settings.update(NoopService.KIND, SettingsOverride.NONE);
     clock.reset();
   }
 
@@ -283,6 +287,34 @@ class CallbacksApiTest {
     clock.advance(Duration.ofDays(1));
     deliver();
     assertThat(received).hasSize(3);
+  }
+
+  @Test
+  void shouldKeepAJobPastItsRetentionUntilItsCallbackIsDelivered() throws Exception {
+    // A retention shorter than the callbacks' give-up time: the sweep must not delete the row of
+    // a callback still due, or the receiver is never told.
+    settings.update(
+        NoopService.KIND, new SettingsOverride(60L, null, null, null, null, null, null, null));
+    failuresLeft.set(Integer.MAX_VALUE);
+    String uid = enqueue("{}");
+    finish();
+    clock.set(T0.plusSeconds(61)); // retention passed; the callback is due again
+    deliver();
+
+    as(ALICE)
+        .get("/api/jobs/" + uid)
+        .then()
+        .statusCode(200)
+        .body("callback.state", equalTo("due"))
+        .body("callback.attempts", equalTo(2));
+    failuresLeft.set(0);
+    String next =
+        as(ALICE).get("/api/jobs/" + uid).then().extract().path("callback.next_attempt_at");
+    clock.set(Instant.parse(next));
+    deliver();
+    assertThat(received).hasSize(3);
+    noop.runOnce(); // delivered: now the sweep takes it
+    as(ALICE).get("/api/jobs/" + uid).then().statusCode(404);
   }
 
   @Test

@@ -2,6 +2,8 @@ package io.asyncjobs.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.sun.net.httpserver.HttpServer;
+import io.asyncjobs.callbacks.CallbackDelivery;
 import io.asyncjobs.config.Shards;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
@@ -10,6 +12,9 @@ import io.asyncjobs.settings.SettingsOverride;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
+import jakarta.inject.Inject;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
@@ -35,6 +40,8 @@ class ShardedEngineTest extends ControlledKindFixture {
 
   private static final String SHARD_0 = "controlled-0";
   private static final String SHARD_1 = "controlled-1";
+
+  @Inject CallbackDelivery deliveries;
 
   /** Per-kind locks, and the controlled kind over two shards. */
   public static class TwoShards implements QuarkusTestProfile {
@@ -242,6 +249,62 @@ class ShardedEngineTest extends ControlledKindFixture {
     assertThat(service.shards()).containsExactly(SHARD_0, SHARD_1);
     assertThat(manager.shardGroups().values().stream().flatMap(List::stream))
         .doesNotContain(Shards.ALL, "controlled-7");
+  }
+
+  @Test
+  void shouldDeliverTheCallbackOfARetiredShardAfterItsRunnerIsGone() throws Exception {
+    // The mapping once had eight shards: a job of shard controlled-7 ends with its callback due
+    // after a 503. Its shard then holds no pending or running job, so its runner goes; the
+    // callback must still be sent by a shard of the current mapping, as the sweep does.
+    List<Integer> answers = java.util.Collections.synchronizedList(new ArrayList<>());
+    HttpServer receiver =
+        HttpServer.create(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0), 0);
+    receiver.createContext(
+        "/hook",
+        exchange -> {
+          exchange.getRequestBody().readAllBytes();
+          int status = answers.isEmpty() ? 503 : 204;
+          answers.add(status);
+          exchange.sendResponseHeaders(status, -1);
+          exchange.close();
+        });
+    receiver.start();
+    try {
+      UUID uid = enqueue(Map.of("result", Map.of("from", "eight")));
+      db.update(
+          "UPDATE jobs SET shard = 'controlled-7', callback_url = ? WHERE uid = ?",
+          "http://127.0.0.1:" + receiver.getAddress().getPort() + "/hook",
+          uid);
+      manager.followRetiredShards();
+      OwnerLock retired = service.lockOf("controlled-7").orElseThrow();
+      long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+      while (!retired.isOwner() && System.nanoTime() < deadline) {
+        Thread.sleep(50);
+      }
+      assertThat(service.runOnce().claimed()).isEqualTo(1);
+      assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+      assertThat(service.runOnce().done()).isEqualTo(1);
+      assertThat(deliveries.awaitIdle(Duration.ofSeconds(10))).isTrue();
+      assertThat(answers).as("the first delivery, from the retired shard's runner").hasSize(1);
+
+      manager.followRetiredShards();
+      assertThat(service.shards())
+          .as("no pending or running job left: the retired shard's runner is gone")
+          .containsExactly(SHARD_0, SHARD_1);
+
+      clock.set(T0.plus(Duration.ofMinutes(1))); // past the backoff, within the give-up time
+      service.runOnce();
+      assertThat(deliveries.awaitIdle(Duration.ofSeconds(10))).isTrue();
+
+      assertThat(answers).as("sent again after the runner went").containsExactly(503, 204);
+      assertThat(
+              db.query("SELECT callback->>'delivered_at' AS at FROM jobs WHERE uid = ?", uid)
+                  .get(0)
+                  .get("at"))
+          .isNotNull();
+    } finally {
+      receiver.stop(0);
+    }
   }
 
   @Test
