@@ -1,5 +1,6 @@
 package io.asyncjobs.api;
 
+import io.quarkus.runtime.annotations.RegisterForReflection;
 import java.util.UUID;
 
 /**
@@ -11,5 +12,6 @@ import java.util.UUID;
  * @param statusUrl the status view; also in the Location header
  * @param eventsUrl the stream of status and progress events
  */
+@RegisterForReflection(registerFullHierarchy = true)
 public record EnqueuedView(
     UUID uid, String kind, String status, String statusUrl, String eventsUrl) {}

@@ -19,6 +19,7 @@ import io.asyncjobs.queue.Owner;
 import io.asyncjobs.queue.QuotaExceededException;
 import io.asyncjobs.tracing.Traceparent;
 import io.asyncjobs.tracing.Tracing;
+import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -234,6 +235,7 @@ public class Enqueuer {
    *
    * @param jobs each job's links, and whether it was there before ({@code replayed})
    */
+  @RegisterForReflection(registerFullHierarchy = true)
   public record BatchView(List<BatchItemView> jobs) {}
 
   /**
@@ -246,6 +248,7 @@ public class Enqueuer {
    * @param eventsUrl the stream of status and progress events
    * @param replayed whether the job was enqueued before, under the same idempotency key
    */
+  @RegisterForReflection(registerFullHierarchy = true)
   public record BatchItemView(
       UUID uid, String kind, String status, String statusUrl, String eventsUrl, boolean replayed) {}
 

@@ -1,5 +1,6 @@
 package io.asyncjobs.api;
 
+import io.quarkus.runtime.annotations.RegisterForReflection;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /**
@@ -8,4 +9,5 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
  * @param reason why the service is paused, shown on its card; 1 to 500 characters, or left out
  */
 @Schema(name = "PauseRequest", description = "Why the service is paused; the body may be left out")
+@RegisterForReflection(registerFullHierarchy = true)
 public record PauseRequest(@Schema(example = "storage maintenance until 10:00") String reason) {}

@@ -1,5 +1,6 @@
 package io.asyncjobs.operations;
 
+import io.quarkus.runtime.annotations.RegisterForReflection;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /**
@@ -17,6 +18,7 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
  * @param dryRun true to only count the jobs that would be acted on
  */
 @Schema(name = "BulkRequest", description = "Which jobs a bulk cancel or retry acts on")
+@RegisterForReflection(registerFullHierarchy = true)
 public record BulkRequest(
     @Schema(example = "zip") String kind,
     @Schema(

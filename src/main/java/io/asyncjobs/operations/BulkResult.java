@@ -1,5 +1,6 @@
 package io.asyncjobs.operations;
 
+import io.quarkus.runtime.annotations.RegisterForReflection;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /**
@@ -11,6 +12,7 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
  * @param batches batches of up to 1,000 jobs it took, each its own transaction
  */
 @Schema(name = "BulkResult", description = "What a bulk cancel or retry did")
+@RegisterForReflection(registerFullHierarchy = true)
 public record BulkResult(
     @Schema(example = "2500") long matched,
     @Schema(description = "0 in a dry run", example = "2500") long affected,

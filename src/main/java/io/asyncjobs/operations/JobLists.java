@@ -8,6 +8,7 @@ import io.asyncjobs.queue.JobPage;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
 import io.asyncjobs.queue.Owner;
+import io.quarkus.runtime.annotations.RegisterForReflection;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -64,6 +65,7 @@ public class JobLists {
    * @param before only jobs older than this uid, or null
    * @param limit the page size
    */
+  @RegisterForReflection(registerFullHierarchy = true)
   public record Filters(String kind, JobStatus status, Owner owner, UUID before, int limit) {}
 
   /** One page of jobs; {@code path} is the route the next page's link points at. */

@@ -4,6 +4,7 @@ import io.asyncjobs.auth.DownloadLinks;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobStatus;
+import io.quarkus.runtime.annotations.RegisterForReflection;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -16,6 +17,7 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
  * volume is never shown; a finished job with a file has a signed {@code download_url} instead.
  */
 @Schema(name = "Job", description = "The status view of one job")
+@RegisterForReflection(registerFullHierarchy = true)
 public record JobView(
     UUID uid,
     String kind,

@@ -1,6 +1,7 @@
 package io.asyncjobs.operations;
 
 import io.asyncjobs.settings.PauseStore;
+import io.quarkus.runtime.annotations.RegisterForReflection;
 import java.time.Instant;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
@@ -14,6 +15,7 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
  * @param reason why, as the admin wrote it, or null
  */
 @Schema(name = "Pause", description = "Whether a service is paused, since when, by whom and why")
+@RegisterForReflection(registerFullHierarchy = true)
 public record PauseView(
     @Schema(example = "zip") String service,
     @Schema(description = "True while the owner claims no job of the service", example = "true")

@@ -2,6 +2,7 @@ package io.asyncjobs.operations;
 
 import io.asyncjobs.queue.CardQueries.Counts;
 import io.asyncjobs.queue.CardQueries.Percentiles;
+import io.quarkus.runtime.annotations.RegisterForReflection;
 import java.util.List;
 
 /**
@@ -21,6 +22,7 @@ import java.util.List;
  * @param shards who owns each of the service's shards (one, {@code all}, unless sharding is on)
  * @param pause whether an admin paused the service, since when, by whom and why
  */
+@RegisterForReflection(registerFullHierarchy = true)
 public record ServiceCard(
     String service,
     String title,

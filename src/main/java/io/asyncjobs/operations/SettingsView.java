@@ -2,6 +2,7 @@ package io.asyncjobs.operations;
 
 import io.asyncjobs.config.ServiceSettings;
 import io.asyncjobs.settings.SettingsOverride;
+import io.quarkus.runtime.annotations.RegisterForReflection;
 
 /**
  * One service's settings: what configuration says, what an admin overrode, and what is in force.
@@ -11,6 +12,7 @@ import io.asyncjobs.settings.SettingsOverride;
  * @param overrides the stored run-time overrides; a null field keeps the configured value
  * @param effective configuration with the overrides applied, used from the owner's next tick
  */
+@RegisterForReflection(registerFullHierarchy = true)
 public record SettingsView(
     String service, Values configured, SettingsOverride overrides, Values effective) {
 

@@ -8,6 +8,7 @@ import io.asyncjobs.lock.OwnerLocks;
 import io.asyncjobs.lock.OwnerStatus;
 import io.asyncjobs.lock.PostgresMembers;
 import io.asyncjobs.lock.PostgresOwnerLock;
+import io.quarkus.runtime.annotations.RegisterForReflection;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -59,6 +60,7 @@ public class ShardOwners {
    * @param epoch the holding's fencing epoch, when known
    * @param ownedHere whether the replica answering holds it
    */
+  @RegisterForReflection(registerFullHierarchy = true)
   public record ShardOwner(
       String shard, String lock, String holder, Instant since, Long epoch, boolean ownedHere) {}
 
@@ -71,6 +73,7 @@ public class ShardOwners {
    * @param session the {@code application_name} of the session holding the lock's advisory key now,
    *     or null (always null in Kubernetes mode)
    */
+  @RegisterForReflection(registerFullHierarchy = true)
   public record Holding(String holder, Long epoch, Instant takenAt, String session) {
 
     /** The replica whose session holds the advisory key now, or null. */
