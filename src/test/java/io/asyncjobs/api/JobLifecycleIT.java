@@ -6,23 +6,18 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.startsWith;
 
 import io.asyncjobs.problem.Problem;
+import io.asyncjobs.testing.Jobs;
 import io.asyncjobs.testing.PackagedAppResource;
 import io.asyncjobs.testing.Tokens;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusIntegrationTest;
-import io.restassured.RestAssured;
 import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
 import io.restassured.specification.RequestSpecification;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,17 +32,16 @@ class JobLifecycleIT {
 
   private static final String ALICE = Tokens.user("alice");
   private static final Duration JOB_TIMEOUT = Duration.ofSeconds(30);
-  private final HttpClient http = HttpClient.newHttpClient();
 
   @Test
   void shouldRunEnqueuedJobsToTheEndAndServeTheirFile() throws Exception {
     String withFile = enqueue("{\"artifact_bytes\": 1000, \"progress_steps\": 2}");
     String failing = enqueue("{\"fail\": \"asked to fail\"}");
 
-    JsonPath done = awaitFinalEvent(withFile);
+    JsonPath done = Jobs.awaitFinalEvent(ALICE, withFile, JOB_TIMEOUT);
     assertThat(done.getString("status")).isEqualTo("done");
     assertThat(done.getInt("result.bytes_out")).isEqualTo(1000);
-    JsonPath failed = awaitFinalEvent(failing);
+    JsonPath failed = Jobs.awaitFinalEvent(ALICE, failing, JOB_TIMEOUT);
     assertThat(failed.getString("status")).isEqualTo("failed");
     assertThat(failed.getString("error")).endsWith("asked to fail");
 
@@ -104,7 +98,7 @@ class JobLifecycleIT {
 
   @Test
   void shouldExportJobMetersPerKind() throws Exception {
-    awaitFinalEvent(enqueue("{\"artifact_bytes\": 10}"));
+    Jobs.awaitFinalEvent(ALICE, enqueue("{\"artifact_bytes\": 10}"), JOB_TIMEOUT);
 
     String scrape =
         given()
@@ -140,30 +134,6 @@ class JobLifecycleIT {
         .statusCode(202)
         .extract()
         .path("uid");
-  }
-
-  /** Follows a job's event stream to its end and returns the last event: the final status. */
-  private JsonPath awaitFinalEvent(String uid) throws Exception {
-    HttpRequest request =
-        HttpRequest.newBuilder(
-                URI.create(
-                    RestAssured.baseURI + ":" + RestAssured.port + "/api/jobs/" + uid + "/events"))
-            .header("Authorization", "Bearer " + ALICE)
-            .header("Accept", "text/event-stream")
-            .build();
-    HttpResponse<String> response =
-        http.sendAsync(request, HttpResponse.BodyHandlers.ofString())
-            .get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-    assertThat(response.statusCode()).isEqualTo(200);
-    List<String> data =
-        response
-            .body()
-            .lines()
-            .filter(l -> l.startsWith("data:"))
-            .map(l -> l.substring(5))
-            .toList();
-    assertThat(data).as("job events of " + uid).isNotEmpty();
-    return new JsonPath(data.get(data.size() - 1).trim());
   }
 
   /**

@@ -5,26 +5,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
 
 import io.asyncjobs.testing.DebianPackages;
+import io.asyncjobs.testing.Jobs;
 import io.asyncjobs.testing.PackagedAppResource;
 import io.asyncjobs.testing.Tokens;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusIntegrationTest;
-import io.restassured.RestAssured;
 import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
 import io.restassured.specification.RequestSpecification;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -41,7 +36,6 @@ class KindsIT {
   private static final String ALICE = Tokens.user("alice");
   private static final Duration JOB_TIMEOUT = Duration.ofSeconds(60);
   private static final Path UNZIP = Path.of("/usr/bin/unzip");
-  private final HttpClient http = HttpClient.newHttpClient();
 
   @BeforeAll
   static void fillAlicesFolder() throws IOException {
@@ -163,7 +157,7 @@ class KindsIT {
             .statusCode(202)
             .extract()
             .path("uid");
-    awaitFinalEvent(uid);
+    Jobs.awaitFinalEvent(ALICE, uid, JOB_TIMEOUT);
     JsonPath job = as(ALICE).get("/api/jobs/" + uid).then().statusCode(200).extract().jsonPath();
     assertThat(job.getString("status")).as(kind + " job: " + job.prettify()).isEqualTo("done");
     return job;
@@ -174,20 +168,5 @@ class KindsIT {
     String url = job.getString("download_url");
     assertThat(url).as("download_url").isNotNull();
     return given().get(url).then().statusCode(200).extract().asByteArray();
-  }
-
-  /** Follows a job's event stream until it ends, after the final status. */
-  private void awaitFinalEvent(String uid) throws Exception {
-    HttpRequest request =
-        HttpRequest.newBuilder(
-                URI.create(
-                    RestAssured.baseURI + ":" + RestAssured.port + "/api/jobs/" + uid + "/events"))
-            .header("Authorization", "Bearer " + ALICE)
-            .header("Accept", "text/event-stream")
-            .build();
-    HttpResponse<String> response =
-        http.sendAsync(request, HttpResponse.BodyHandlers.ofString())
-            .get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-    assertThat(response.statusCode()).isEqualTo(200);
   }
 }

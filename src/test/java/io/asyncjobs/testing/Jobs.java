@@ -4,10 +4,18 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.asyncjobs.engine.JobService;
+import io.restassured.RestAssured;
 import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
 import io.restassured.response.Response;
 import io.restassured.specification.RequestSpecification;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /** Enqueuing through the API and running the engine, as the tests do it again and again. */
 public final class Jobs {
@@ -32,6 +40,36 @@ public final class Jobs {
   /** Enqueues a noop job and returns its uid. */
   public static String enqueueNoop(String token, String body) {
     return enqueue(token, "noop", body);
+  }
+
+  /**
+   * Follows a job's event stream, as a browser waits for a job, until the stream ends after the
+   * final status, and returns the last event: the job's final view. For the packaged application,
+   * whose engine a test cannot drive.
+   */
+  public static JsonPath awaitFinalEvent(String token, String uid, Duration timeout)
+      throws Exception {
+    HttpRequest request =
+        HttpRequest.newBuilder(
+                URI.create(
+                    RestAssured.baseURI + ":" + RestAssured.port + "/api/jobs/" + uid + "/events"))
+            .header("Authorization", "Bearer " + token)
+            .header("Accept", "text/event-stream")
+            .build();
+    HttpResponse<String> response =
+        HttpClient.newHttpClient()
+            .sendAsync(request, HttpResponse.BodyHandlers.ofString())
+            .get(timeout.toSeconds(), TimeUnit.SECONDS);
+    assertThat(response.statusCode()).isEqualTo(200);
+    List<String> data =
+        response
+            .body()
+            .lines()
+            .filter(l -> l.startsWith("data:"))
+            .map(l -> l.substring(5))
+            .toList();
+    assertThat(data).as("job events of " + uid).isNotEmpty();
+    return new JsonPath(data.get(data.size() - 1).trim());
   }
 
   /** Claims every pending job of the service, lets the tasks return, and records the outcomes. */
