@@ -10,7 +10,9 @@ import org.flywaydb.core.api.MigrationState;
 /**
  * Whether the database is one this build can work with. The CLI never migrates (only the service
  * does, at start), so a schema that lags behind this build is refused with a message instead of
- * failing later on a missing column.
+ * failing later on a missing column. A schema ahead of it, migrated by a newer release before a
+ * {@code kubectl rollout undo}, is accepted: the newer release's migrations are future ones, not
+ * pending, and the migration policy keeps that schema usable by this build.
  */
 @ApplicationScoped
 class SchemaCheck {
