@@ -296,6 +296,34 @@ public class JobStore {
           + " LEFT JOIN (SELECT claimed.*, row_number() OVER () AS nth FROM claimed) AS k ON true";
 
   /**
+   * The SET list JobRescueMany and JobRetryMany share: a running job goes back to pending with one
+   * more retry while it has retries left and no cancel asked it to stop, and otherwise fails, as
+   * cancelled or with {@code exhausted} (an SQL expression) as its error. Reads {@code j} (the job)
+   * and {@code p} (max_retries, now, retention).
+   */
+  private static String putBackOrFail(String exhausted) {
+    return """
+        UPDATE jobs j
+           SET status = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                             THEN 'pending' ELSE 'failed' END,
+               retry_count = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                                  THEN j.retry_count + 1 ELSE j.retry_count END,
+               error = CASE WHEN j.cancel_requested THEN 'cancelled on request'
+                            WHEN j.retry_count < p.max_retries THEN NULL
+                            ELSE %s END,
+               started_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                                 THEN NULL ELSE j.started_at END,
+               completed_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                                   THEN NULL ELSE p.now END,
+               expires_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
+                                 THEN j.expires_at
+                                 ELSE p.now + make_interval(secs => p.retention) END,
+               updated_at = p.now
+        """
+        .formatted(exhausted);
+  }
+
+  /**
    * JobRescueMany: running rows of a kind that no task of this process works on were left by an
    * earlier owner (or their task vanished). Each goes back to pending with one more retry, or fails
    * once it has used up its retries. Rows of this owner's epoch are rescued at once; rows of older
@@ -306,24 +334,10 @@ public class JobStore {
   private static final String JOB_RESCUE_MANY =
       "WITH "
           + FENCE
+          + putBackOrFail(
+              "'abandoned: its processor vanished ' || (j.retry_count + 1)"
+                  + " || ' times (max-retries ' || p.max_retries || ')'")
           + """
-           UPDATE jobs j
-              SET status = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
-                                THEN 'pending' ELSE 'failed' END,
-                  retry_count = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
-                                     THEN j.retry_count + 1 ELSE j.retry_count END,
-                  error = CASE WHEN j.cancel_requested THEN 'cancelled on request'
-                               WHEN j.retry_count < p.max_retries THEN NULL
-                               ELSE 'abandoned: its processor vanished ' || (j.retry_count + 1)
-                                    || ' times (max-retries ' || p.max_retries || ')' END,
-                  started_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
-                                    THEN NULL ELSE j.started_at END,
-                  completed_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
-                                      THEN NULL ELSE p.now END,
-                  expires_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
-                                    THEN j.expires_at
-                                    ELSE p.now + make_interval(secs => p.retention) END,
-                  updated_at = p.now
              FROM (SELECT ?::int AS max_retries, ?::timestamptz AS now, ?::bigint AS retention) AS p
             WHERE j.kind = ? AND j.shard = ? AND j.status = 'running'
               AND NOT (j.uid = ANY (?::uuid[]))
@@ -340,24 +354,10 @@ public class JobStore {
    * cancel asks the running job only once). Only rows still running under the writer's epoch.
    */
   private static final String JOB_RETRY_MANY =
-      """
-      UPDATE jobs j
-         SET status = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
-                           THEN 'pending' ELSE 'failed' END,
-             retry_count = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
-                                THEN j.retry_count + 1 ELSE j.retry_count END,
-             error = CASE WHEN j.cancel_requested THEN 'cancelled on request'
-                          WHEN j.retry_count < p.max_retries THEN NULL
-                          ELSE r.error || ' (' || (j.retry_count + 1) || ' times; max-retries '
-                               || p.max_retries || ')' END,
-             started_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
-                               THEN NULL ELSE j.started_at END,
-             completed_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
-                                 THEN NULL ELSE p.now END,
-             expires_at = CASE WHEN (j.retry_count < p.max_retries AND NOT j.cancel_requested)
-                               THEN j.expires_at
-                               ELSE p.now + make_interval(secs => p.retention) END,
-             updated_at = p.now
+      putBackOrFail(
+              "r.error || ' (' || (j.retry_count + 1) || ' times; max-retries '"
+                  + " || p.max_retries || ')'")
+          + """
         FROM unnest(?::uuid[], ?::text[]) AS r(uid, error),
              (SELECT ?::int AS max_retries, ?::timestamptz AS now, ?::bigint AS retention) AS p
        WHERE j.uid = r.uid AND j.status = 'running' AND j.epoch = ?
