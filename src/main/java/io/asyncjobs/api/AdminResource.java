@@ -36,9 +36,11 @@ import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
@@ -64,13 +66,20 @@ public class AdminResource {
   @GET
   @Path("services")
   @Operation(
+      operationId = "listServices",
       summary = "Every service's card",
       description =
           """
           Per service: jobs by status, jobs finished in the last hour and in each of its \
           minutes, p50/p95 processing time of the last hour's done jobs, bytes and items \
           of the jobs kept, how long the oldest pending job has waited, and the settings.""")
-  @APIResponse(responseCode = "200", description = "One card per registered service")
+  @APIResponse(
+      responseCode = "200",
+      description = "One card per registered service",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(type = SchemaType.ARRAY, implementation = ServiceCard.class)))
   @APIResponse(responseCode = "401", ref = "unauthenticated")
   @APIResponse(responseCode = "403", ref = "forbidden")
   public List<ServiceCard> services() {
@@ -79,16 +88,21 @@ public class AdminResource {
 
   @GET
   @Path("services/{name}/settings")
-  @Operation(summary = "One service's settings: configured, overridden, effective")
+  @Operation(
+      operationId = "getServiceSettings",
+      summary = "One service's settings: configured, overridden, effective")
   @APIResponse(
       responseCode = "200",
       description = "The settings",
       content =
           @Content(
               mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = SettingsView.class),
               examples = @ExampleObject(name = "zip", value = Examples.SETTINGS)))
   @APIResponse(responseCode = "404", ref = "notFound")
-  public SettingsView settings(@PathParam("name") String name) {
+  public SettingsView settings(
+      @Parameter(description = "the service (the kind)", example = "zip") @PathParam("name")
+          String name) {
     return settings.of(name);
   }
 
@@ -96,29 +110,43 @@ public class AdminResource {
   @Path("services/{name}/settings")
   @Consumes(MediaType.APPLICATION_JSON)
   @Operation(
+      operationId = "updateServiceSettings",
       summary = "Replace a service's overrides",
       description =
           """
           Every field is optional; a missing or null one goes back to the configured \
           value. Every replica sees the change; the owner applies it on its next tick.""")
   @RequestBody(
+      required = true,
       content =
           @Content(
               mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = SettingsOverride.class),
               examples =
                   @ExampleObject(
                       name = "keep zips two days, three at once",
                       value = "{\"retention_seconds\": 172800, \"max_concurrent\": 3}")))
-  @APIResponse(responseCode = "200", description = "The settings now")
+  @APIResponse(
+      responseCode = "200",
+      description = "The settings now",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = SettingsView.class)))
+  @APIResponse(responseCode = "415", ref = "unsupportedMediaType")
   @APIResponse(responseCode = "400", ref = "malformed")
   @APIResponse(responseCode = "404", ref = "notFound")
-  public SettingsView updateSettings(@PathParam("name") String name, SettingsOverride override) {
+  public SettingsView updateSettings(
+      @Parameter(description = "the service (the kind)", example = "zip") @PathParam("name")
+          String name,
+      SettingsOverride override) {
     return settings.replace(name, override);
   }
 
   @POST
   @Path("services/{name}/pause")
   @Operation(
+      operationId = "pauseService",
       summary = "Pause a service",
       description =
           """
@@ -131,7 +159,7 @@ public class AdminResource {
       content =
           @Content(
               mediaType = MediaType.APPLICATION_JSON,
-              schema = @Schema(implementation = PauseRequest.class),
+              schema = @Schema(implementation = PauseRequest.class, nullable = true),
               examples =
                   @ExampleObject(
                       name = "with a reason",
@@ -142,13 +170,16 @@ public class AdminResource {
       content =
           @Content(
               mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = PauseView.class),
               examples = @ExampleObject(name = "paused", value = Examples.PAUSED)))
   @APIResponse(responseCode = "400", ref = "malformed")
   @APIResponse(responseCode = "404", ref = "notFound")
+  @APIResponse(responseCode = "415", ref = "unsupportedMediaType")
   // Any type reaches the route, so that a pause without a body needs none; a body must be JSON.
   @Consumes(MediaType.WILDCARD)
   public PauseView pause(
-      @PathParam("name") String name,
+      @Parameter(description = "the service (the kind)", example = "zip") @PathParam("name")
+          String name,
       @HeaderParam(HttpHeaders.CONTENT_TYPE) String type,
       @OptionalBody String body)
       throws JsonProcessingException {
@@ -165,7 +196,9 @@ public class AdminResource {
                 "Unsupported media type",
                 "send the body as application/json"));
       }
-      reason = json.readValue(body, PauseRequest.class).reason();
+      // The JSON body null is what a generated client sends when the reason is left out.
+      PauseRequest request = json.readValue(body, PauseRequest.class);
+      reason = request == null ? null : request.reason();
     }
     Owner admin = caller.owner();
     return pauses.pause(name, admin.kind() + ":" + admin.id(), reason);
@@ -174,6 +207,7 @@ public class AdminResource {
   @POST
   @Path("services/{name}/resume")
   @Operation(
+      operationId = "resumeService",
       summary = "Resume a paused service",
       description =
           """
@@ -185,24 +219,59 @@ public class AdminResource {
       content =
           @Content(
               mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = PauseView.class),
               examples = @ExampleObject(name = "running", value = Examples.RESUMED)))
   @APIResponse(responseCode = "404", ref = "notFound")
-  public PauseView resume(@PathParam("name") String name) {
+  public PauseView resume(
+      @Parameter(description = "the service (the kind)", example = "zip") @PathParam("name")
+          String name) {
     return pauses.resume(name);
   }
 
   @GET
   @Path("jobs")
-  @Operation(summary = "Every owner's jobs, newest first, filtered by kind, status and owner")
-  @APIResponse(responseCode = "200", description = "One page of jobs")
+  @Operation(
+      operationId = "listAllJobs",
+      summary = "Every owner's jobs, newest first, filtered by kind, status and owner")
+  @APIResponse(
+      responseCode = "200",
+      description = "One page of jobs",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = JobListView.class)))
   @APIResponse(responseCode = "400", ref = "malformed")
   public JobListView allJobs(
-      @QueryParam("kind") String kind,
-      @QueryParam("status") String status,
-      @QueryParam("owner_kind") String ownerKind,
-      @QueryParam("owner_id") String ownerId,
-      @QueryParam("before") String before,
-      @QueryParam("limit") String limit) {
+      @Parameter(description = "only jobs of this kind", example = "zip") @QueryParam("kind")
+          String kind,
+      @Parameter(
+              description = "only jobs in this status",
+              schema = @Schema(enumeration = {"pending", "running", "done", "failed"}))
+          @QueryParam("status")
+          String status,
+      @Parameter(description = "only this owner's jobs: its kind (with owner_id)", example = "user")
+          @QueryParam("owner_kind")
+          String ownerKind,
+      @Parameter(
+              description = "only this owner's jobs: its id (with owner_kind)",
+              example = "alice")
+          @QueryParam("owner_id")
+          String ownerId,
+      @Parameter(
+              description = "the next value of the previous page",
+              schema = @Schema(type = SchemaType.STRING, format = "uuid"))
+          @QueryParam("before")
+          String before,
+      @Parameter(
+              description = "page size, 1 to 500 (default 50)",
+              schema =
+                  @Schema(
+                      type = SchemaType.INTEGER,
+                      minimum = "1",
+                      maximum = "500",
+                      defaultValue = "50"))
+          @QueryParam("limit")
+          String limit) {
     Owner owner = null;
     if (ownerKind != null || ownerId != null) {
       if (ownerKind == null || ownerId == null || ownerKind.isEmpty() || ownerId.isEmpty()) {
@@ -217,6 +286,7 @@ public class AdminResource {
   @Path("jobs/cancel")
   @Consumes(MediaType.APPLICATION_JSON)
   @Operation(
+      operationId = "cancelJobs",
       summary = "Cancel every job a filter matches",
       description =
           """
@@ -226,9 +296,11 @@ public class AdminResource {
           The jobs are walked in uid order in batches of 1,000, each its own transaction. \
           With "dry_run": true nothing changes and the answer counts the matches.""")
   @RequestBody(
+      required = true,
       content =
           @Content(
               mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = BulkRequest.class),
               examples = {
                 @ExampleObject(name = "one owner's waiting zips", value = Examples.BULK_CANCEL),
                 @ExampleObject(name = "count first", value = Examples.BULK_DRY_RUN)
@@ -239,6 +311,7 @@ public class AdminResource {
       content =
           @Content(
               mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = BulkResult.class),
               examples = @ExampleObject(name = "done", value = Examples.BULK_RESULT)))
   @APIResponse(responseCode = "400", ref = "malformed")
   @APIResponse(responseCode = "401", ref = "unauthenticated")
@@ -251,6 +324,7 @@ public class AdminResource {
   @Path("jobs/retry")
   @Consumes(MediaType.APPLICATION_JSON)
   @Operation(
+      operationId = "retryJobs",
       summary = "Retry every failed job a filter matches",
       description =
           """
@@ -259,9 +333,11 @@ public class AdminResource {
           filter, or "all": true; status may only be failed (the default). Batches of 1,000 \
           by uid, each its own transaction; "dry_run": true only counts.""")
   @RequestBody(
+      required = true,
       content =
           @Content(
               mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = BulkRequest.class),
               examples =
                   @ExampleObject(name = "yesterday's failed zips", value = Examples.BULK_RETRY)))
   @APIResponse(
@@ -270,6 +346,7 @@ public class AdminResource {
       content =
           @Content(
               mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = BulkResult.class),
               examples = @ExampleObject(name = "done", value = Examples.BULK_RESULT)))
   @APIResponse(responseCode = "400", ref = "malformed")
   @APIResponse(responseCode = "401", ref = "unauthenticated")
@@ -281,12 +358,24 @@ public class AdminResource {
   @POST
   @Path("jobs/{uid}/retry")
   @Operation(
+      operationId = "retryJob",
       summary = "Run a failed job again",
       description = "The job becomes pending with its error and result cleared.")
-  @APIResponse(responseCode = "200", description = "The job, pending again")
+  @APIResponse(
+      responseCode = "200",
+      description = "The job, pending again",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = JobView.class)))
   @APIResponse(responseCode = "404", ref = "notFound")
   @APIResponse(responseCode = "409", ref = "conflict")
-  public JobView retry(@PathParam("uid") String uid) {
+  public JobView retry(
+      @Parameter(
+              description = "the job's uid",
+              schema = @Schema(type = SchemaType.STRING, format = "uuid"))
+          @PathParam("uid")
+          String uid) {
     return jobs.view(actions.retry(Requests.uid(uid, "uid")));
   }
 }

@@ -6,6 +6,7 @@ import jakarta.ws.rs.core.MediaType;
 import org.eclipse.microprofile.openapi.annotations.Components;
 import org.eclipse.microprofile.openapi.annotations.OpenAPIDefinition;
 import org.eclipse.microprofile.openapi.annotations.enums.SecuritySchemeType;
+import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.info.Info;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
@@ -33,6 +34,10 @@ import org.eclipse.microprofile.openapi.annotations.security.SecurityScheme;
                 @APIResponse(
                     name = "enqueued",
                     description = "Enqueued; follow Location or status_url",
+                    headers = {
+                      @Header(name = "Location", ref = "Location"),
+                      @Header(name = "Idempotent-Replayed", ref = "Idempotent-Replayed")
+                    },
                     content =
                         @Content(
                             mediaType = MediaType.APPLICATION_JSON,

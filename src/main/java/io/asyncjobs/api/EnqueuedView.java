@@ -2,6 +2,7 @@ package io.asyncjobs.api;
 
 import io.quarkus.runtime.annotations.RegisterForReflection;
 import java.util.UUID;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /**
  * The answer to an enqueue: where to follow the job.
@@ -12,6 +13,7 @@ import java.util.UUID;
  * @param statusUrl the status view; also in the Location header
  * @param eventsUrl the stream of status and progress events
  */
+@Schema(name = "Enqueued", description = "A job just enqueued, or the first job of a replayed key")
 @RegisterForReflection(registerFullHierarchy = true)
 public record EnqueuedView(
     UUID uid, String kind, String status, String statusUrl, String eventsUrl) {}

@@ -32,6 +32,8 @@ import jakarta.ws.rs.sse.Sse;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.ParameterIn;
+import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
+import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
@@ -62,6 +64,7 @@ public class JobsResource {
   @GET
   @Path("{uid}")
   @Operation(
+      operationId = "getJob",
       summary = "Status of a job",
       description =
           """
@@ -77,12 +80,18 @@ public class JobsResource {
   @APIResponse(responseCode = "400", ref = "malformed")
   @APIResponse(responseCode = "401", ref = "unauthenticated")
   @APIResponse(responseCode = "404", ref = "notFound")
-  public JobView get(@PathParam("uid") String uid) {
+  public JobView get(
+      @Parameter(
+              description = "the job's uid",
+              schema = @Schema(type = SchemaType.STRING, format = "uuid"))
+          @PathParam("uid")
+          String uid) {
     return JobView.of(Requests.visibleJob(queue, caller, Requests.uid(uid, "uid")), links);
   }
 
   @GET
   @Operation(
+      operationId = "listJobs",
       summary = "List the caller's jobs",
       description =
           """
@@ -105,9 +114,20 @@ public class JobsResource {
               schema = @Schema(enumeration = {"pending", "running", "done", "failed"}))
           @QueryParam("status")
           String status,
-      @Parameter(description = "the next value of the previous page") @QueryParam("before")
+      @Parameter(
+              description = "the next value of the previous page",
+              schema = @Schema(type = SchemaType.STRING, format = "uuid"))
+          @QueryParam("before")
           String before,
-      @Parameter(description = "page size, 1 to 500 (default 50)") @QueryParam("limit")
+      @Parameter(
+              description = "page size, 1 to 500 (default 50)",
+              schema =
+                  @Schema(
+                      type = SchemaType.INTEGER,
+                      minimum = "1",
+                      maximum = "500",
+                      defaultValue = "50"))
+          @QueryParam("limit")
           String limit) {
     Owner owner = caller.isAdmin() ? null : caller.owner();
     return lists.page("/api/jobs", kind, status, owner, before, limit);
@@ -116,6 +136,7 @@ public class JobsResource {
   @DELETE
   @Path("{uid}")
   @Operation(
+      operationId = "cancelJob",
       summary = "Cancel a job",
       description =
           """
@@ -132,7 +153,12 @@ public class JobsResource {
       content = @Content(schema = @Schema(implementation = JobView.class)))
   @APIResponse(responseCode = "404", ref = "notFound")
   @APIResponse(responseCode = "409", ref = "conflict")
-  public Response cancel(@PathParam("uid") String uid) {
+  public Response cancel(
+      @Parameter(
+              description = "the job's uid",
+              schema = @Schema(type = SchemaType.STRING, format = "uuid"))
+          @PathParam("uid")
+          String uid) {
     UUID id = Requests.uid(uid, "uid");
     Requests.visibleJob(queue, caller, id);
     return actions.cancel(id) == CancelOutcome.STOP_REQUESTED
@@ -149,6 +175,7 @@ public class JobsResource {
   @PermitAll
   @Produces(MediaType.WILDCARD)
   @Operation(
+      operationId = "downloadJobFile",
       summary = "Download a job's file",
       description =
           """
@@ -156,24 +183,72 @@ public class JobsResource {
           or an admin) or by the signature of a download_url, which needs no token until \
           it expires. Supports one Range (206, or 416 when unsatisfiable) and ETag with \
           If-None-Match (304). Each download keeps the job one more retention period.""")
-  @APIResponse(responseCode = "200", description = "The whole file")
-  @APIResponse(responseCode = "206", description = "The requested range")
-  @APIResponse(responseCode = "304", description = "The caller's copy is current")
+  @APIResponse(
+      responseCode = "200",
+      description = "The whole file",
+      headers = {
+        @Header(ref = "ETag"),
+        @Header(ref = "Accept-Ranges"),
+        @Header(ref = "Cache-Control"),
+        @Header(ref = "Content-Disposition")
+      },
+      content =
+          @Content(
+              mediaType = MediaType.WILDCARD,
+              schema = @Schema(type = SchemaType.STRING, format = "binary")))
+  @APIResponse(
+      responseCode = "206",
+      description = "The requested range",
+      headers = {
+        @Header(ref = "Content-Range"),
+        @Header(ref = "ETag"),
+        @Header(ref = "Accept-Ranges"),
+        @Header(ref = "Cache-Control"),
+        @Header(ref = "Content-Disposition")
+      },
+      content =
+          @Content(
+              mediaType = MediaType.WILDCARD,
+              schema = @Schema(type = SchemaType.STRING, format = "binary")))
+  @APIResponse(
+      responseCode = "304",
+      description = "The caller's copy is current (If-None-Match named its ETag)",
+      headers = {@Header(ref = "ETag"), @Header(ref = "Cache-Control")})
+  @APIResponse(responseCode = "401", ref = "unauthenticated")
   @APIResponse(responseCode = "403", ref = "forbidden")
   @APIResponse(responseCode = "404", ref = "notFound")
   @APIResponse(responseCode = "409", ref = "conflict")
-  @APIResponse(responseCode = "416", description = "The range lies outside the file")
+  @APIResponse(responseCode = "416", ref = "rangeNotSatisfiable")
   public Response download(
-      @PathParam("uid") String uid,
-      @Parameter(description = "expiry of a signed link, epoch seconds") @QueryParam("expires")
+      @Parameter(
+              description = "the job's uid",
+              schema = @Schema(type = SchemaType.STRING, format = "uuid"))
+          @PathParam("uid")
+          String uid,
+      @Parameter(
+              description = "expiry of a signed link, epoch seconds",
+              schema = @Schema(type = SchemaType.INTEGER, format = "int64"))
+          @QueryParam("expires")
           String expires,
       @Parameter(description = "signature of a signed link") @QueryParam("sig") String sig,
-      @Parameter(in = ParameterIn.HEADER, name = "Range") @jakarta.ws.rs.HeaderParam("Range")
+      @Parameter(
+              in = ParameterIn.HEADER,
+              name = "Range",
+              description = "one byte range, e.g. bytes=0-1023",
+              example = "bytes=0-1023")
+          @jakarta.ws.rs.HeaderParam("Range")
           String range,
-      @Parameter(in = ParameterIn.HEADER, name = "If-None-Match")
+      @Parameter(
+              in = ParameterIn.HEADER,
+              name = "If-None-Match",
+              description = "the ETag of the caller's copy: 304 while it is current")
           @jakarta.ws.rs.HeaderParam(HttpHeaders.IF_NONE_MATCH)
           String ifNoneMatch,
-      @Parameter(in = ParameterIn.HEADER, name = "If-Range") @jakarta.ws.rs.HeaderParam("If-Range")
+      @Parameter(
+              in = ParameterIn.HEADER,
+              name = "If-Range",
+              description = "the Range applies only while the file still has this ETag")
+          @jakarta.ws.rs.HeaderParam("If-Range")
           String ifRange) {
     UUID id = Requests.uid(uid, "uid");
     Job job;
@@ -203,6 +278,7 @@ public class JobsResource {
   @Produces(MediaType.SERVER_SENT_EVENTS)
   @Blocking
   @Operation(
+      operationId = "streamJobEvents",
       summary = "Stream a job's status and progress",
       description =
           """
@@ -215,9 +291,25 @@ public class JobsResource {
       content =
           @Content(
               mediaType = MediaType.SERVER_SENT_EVENTS,
+              schema =
+                  @Schema(
+                      type = SchemaType.STRING,
+                      description =
+                          "Events named job; each data line is a Job (see the Job schema) as"
+                              + " JSON",
+                      contentMediaType = MediaType.APPLICATION_JSON,
+                      contentSchema = JobView.class),
               examples = @ExampleObject(name = "progress", value = Examples.EVENTS)))
+  @APIResponse(responseCode = "401", ref = "unauthenticated")
   @APIResponse(responseCode = "404", ref = "notFound")
-  public Multi<OutboundSseEvent> events(@PathParam("uid") String uid, @Context Sse sse) {
+  @APIResponse(responseCode = "429", ref = "tooManyStreams")
+  public Multi<OutboundSseEvent> events(
+      @Parameter(
+              description = "the job's uid",
+              schema = @Schema(type = SchemaType.STRING, format = "uuid"))
+          @PathParam("uid")
+          String uid,
+      @Context Sse sse) {
     UUID id = Requests.uid(uid, "uid");
     Requests.visibleJob(queue, caller, id);
     return events.stream(id, caller.owner(), sse);

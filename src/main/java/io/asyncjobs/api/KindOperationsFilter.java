@@ -1,8 +1,13 @@
 package io.asyncjobs.api;
 
+import io.asyncjobs.callbacks.CallbackSignature;
+import io.asyncjobs.queue.JobPriority;
+import io.asyncjobs.queue.JobQueue;
 import io.quarkus.arc.Arc;
 import io.quarkus.smallrye.openapi.OpenApiFilter;
 import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -10,6 +15,7 @@ import org.eclipse.microprofile.openapi.OASFactory;
 import org.eclipse.microprofile.openapi.OASFilter;
 import org.eclipse.microprofile.openapi.models.OpenAPI;
 import org.eclipse.microprofile.openapi.models.Operation;
+import org.eclipse.microprofile.openapi.models.callbacks.Callback;
 import org.eclipse.microprofile.openapi.models.media.Schema;
 import org.eclipse.microprofile.openapi.models.parameters.Parameter;
 import org.eclipse.microprofile.openapi.models.responses.APIResponses;
@@ -31,15 +37,26 @@ public class KindOperationsFilter implements OASFilter {
   /** Status code and shared response (under {@code components.responses}) of every route. */
   static final Map<String, String> SHARED =
       new TreeMap<>(
-          Map.of(
-              "202", "enqueued",
-              "400", "malformed",
-              "401", "unauthenticated",
-              "404", "notFound",
-              "413", "tooLarge",
-              "415", "unsupportedMediaType",
-              "422", "idempotencyKeyReused",
-              "503", ProblemAnswersFilter.DATABASE_UNAVAILABLE));
+          Map.ofEntries(
+              Map.entry("202", "enqueued"),
+              Map.entry("400", "malformed"),
+              Map.entry("401", "unauthenticated"),
+              Map.entry("403", "forbidden"),
+              Map.entry("404", "notFound"),
+              Map.entry("406", ProblemAnswersFilter.NOT_ACCEPTABLE),
+              Map.entry("413", "tooLarge"),
+              Map.entry("415", "unsupportedMediaType"),
+              Map.entry("422", "idempotencyKeyReused"),
+              Map.entry("429", ProblemAnswersFilter.QUOTA_EXCEEDED),
+              Map.entry("503", ProblemAnswersFilter.DATABASE_UNAVAILABLE)));
+
+  /** The schemas of a batch's answer, under {@code components.schemas}. */
+  static final String BATCH_RESULT = "BatchResult";
+
+  static final String BATCH_ITEM = "BatchItem";
+
+  /** The callback's body, the schema of {@code Job}. */
+  static final String JOB = "Job";
 
   @Override
   public void filterOpenAPI(OpenAPI openAPI) {
@@ -50,63 +67,179 @@ public class KindOperationsFilter implements OASFilter {
         || openAPI.getTags().stream().noneMatch(t -> TAG.equals(t.getName()))) {
       openAPI.addTag(OASFactory.createTag().name(TAG).description("Enqueue a job of one kind"));
     }
-    for (PayloadCheck kind : Arc.container().select(PayloadCheck.class)) {
+    if (openAPI.getComponents() == null) {
+      openAPI.setComponents(OASFactory.createComponents());
+    }
+    openAPI.getComponents().addSchema(BATCH_ITEM, batchItemSchema());
+    openAPI
+        .getComponents()
+        .addSchema(
+            BATCH_RESULT,
+            object("All enqueued: one result per job, in the order sent")
+                .addProperty(
+                    "jobs",
+                    OASFactory.createSchema()
+                        .addType(Schema.SchemaType.ARRAY)
+                        .items(OASFactory.createSchema().ref(BATCH_ITEM)))
+                .addRequired("jobs"));
+    List<PayloadCheck> kinds = new ArrayList<>();
+    Arc.container().select(PayloadCheck.class).forEach(kinds::add);
+    // A stable order, so that the document is the same on every start and every replica.
+    kinds.sort(Comparator.comparing(PayloadCheck::kind));
+    for (PayloadCheck kind : kinds) {
+      String payload = payloadSchemaName(kind.kind());
+      openAPI
+          .getComponents()
+          .addSchema(payload, JsonSchemas.parse(kind.routeDoc().payloadSchema()));
+      openAPI
+          .getComponents()
+          .addSchema(pascal(kind.kind()) + "Batch", batchRequestSchema(kind.kind(), payload));
       openAPI
           .getPaths()
           .addPathItem(
-              "/api/" + kind.kind(), OASFactory.createPathItem().POST(operation(kind.routeDoc())))
+              "/api/" + kind.kind(),
+              OASFactory.createPathItem().POST(operation(kind.kind(), kind.routeDoc())))
           .addPathItem(
               "/api/" + kind.kind() + "/batch",
-              OASFactory.createPathItem().POST(batchOperation(kind.routeDoc())));
+              OASFactory.createPathItem().POST(batchOperation(kind.kind(), kind.routeDoc())));
     }
   }
 
+  /** The name of a kind's payload schema: {@code seo_meta} has {@code SeoMetaPayload}. */
+  static String payloadSchemaName(String kind) {
+    return pascal(kind) + "Payload";
+  }
+
+  /** {@code seo_meta} as {@code SeoMeta}, for schema names and operation ids. */
+  static String pascal(String kind) {
+    StringBuilder name = new StringBuilder();
+    for (String word : kind.split("[_\\-]")) {
+      if (!word.isEmpty()) {
+        name.append(Character.toUpperCase(word.charAt(0))).append(word.substring(1));
+      }
+    }
+    return name.toString();
+  }
+
+  private static Schema object(String description) {
+    return OASFactory.createSchema().addType(Schema.SchemaType.OBJECT).description(description);
+  }
+
+  private static Schema string() {
+    return OASFactory.createSchema().addType(Schema.SchemaType.STRING);
+  }
+
+  /** One job of a batch's answer (Enqueuer.BatchItemView). */
+  private static Schema batchItemSchema() {
+    Schema item =
+        object("One job of a batch")
+            .addProperty("uid", string().format("uuid"))
+            .addProperty("kind", string())
+            .addProperty(
+                "status", string().enumeration(List.of("pending", "running", "done", "failed")))
+            .addProperty("status_url", string())
+            .addProperty("events_url", string())
+            .addProperty(
+                "replayed",
+                OASFactory.createSchema()
+                    .addType(Schema.SchemaType.BOOLEAN)
+                    .description("true when its idempotency_key had enqueued this job before"));
+    item.getProperties().keySet().forEach(item::addRequired);
+    return item;
+  }
+
+  /** The body of a kind's batch route: its jobs, each a payload and the single route's options. */
+  private static Schema batchRequestSchema(String kind, String payload) {
+    Schema job =
+        object("One job: its payload and, optionally, the single route's options")
+            .additionalPropertiesBoolean(false)
+            .addProperty("payload", OASFactory.createSchema().ref(payload))
+            .addProperty(
+                "idempotency_key",
+                string()
+                    .minLength(1)
+                    .maxLength(200)
+                    .description("the same key from the same caller returns the first job"))
+            .addProperty("priority", priority())
+            .addProperty("run_after", runAfter())
+            .addProperty("delay_seconds", delaySeconds())
+            .addProperty("callback_url", callbackUrl())
+            .addRequired("payload");
+    return object("Up to " + JobQueue.MAX_REQUEST_BATCH + " " + kind + " jobs")
+        .additionalPropertiesBoolean(false)
+        .addProperty(
+            "jobs",
+            OASFactory.createSchema()
+                .addType(Schema.SchemaType.ARRAY)
+                .minItems(1)
+                .maxItems(JobQueue.MAX_REQUEST_BATCH)
+                .items(job))
+        .addRequired("jobs");
+  }
+
+  private static Schema priority() {
+    return OASFactory.createSchema()
+        .addType(Schema.SchemaType.INTEGER)
+        .minimum(BigDecimal.valueOf(JobPriority.MIN))
+        .maximum(BigDecimal.valueOf(JobPriority.MAX))
+        .description(
+            "claim priority, higher first; callers without the admin role that are not service"
+                + " principals may ask for at most jobs.user-max-priority (0 by default), a"
+                + " higher one is a 403");
+  }
+
+  private static Schema runAfter() {
+    return string()
+        .format("date-time")
+        .description(
+            "the earliest start, RFC 3339 with an offset, at most a year ahead and at most a"
+                + " year ago (a past time means due at once); not with delay_seconds");
+  }
+
+  private static Schema delaySeconds() {
+    return OASFactory.createSchema()
+        .addType(Schema.SchemaType.INTEGER)
+        .minimum(BigDecimal.ZERO)
+        .maximum(BigDecimal.valueOf(Enqueuer.MAX_DELAY_SECONDS))
+        .description(
+            "the earliest start, seconds from now (at most "
+                + Enqueuer.MAX_DELAY_SECONDS
+                + ", a year); not with run_after");
+  }
+
+  private static Schema callbackUrl() {
+    return string()
+        .format("uri")
+        .description(
+            "where the job's status view is POSTed, signed, once it is done or failed; http or"
+                + " https to a host jobs.callbacks.allowed-hosts names");
+  }
+
   /** {@code POST /api/<kind>}: one job. */
-  static Operation operation(PayloadCheck.RouteDoc doc) {
+  static Operation operation(String kind, PayloadCheck.RouteDoc doc) {
     Operation operation =
-        enqueue(doc.summary(), doc.description(), doc.exampleName(), doc.example())
+        enqueue(
+                doc.summary(),
+                doc.description(),
+                doc.exampleName(),
+                doc.example(),
+                OASFactory.createSchema().ref(payloadSchemaName(kind)))
+            .operationId("enqueue" + pascal(kind))
             .addParameter(
                 OASFactory.createParameter()
                     .name(Enqueuer.IDEMPOTENCY_KEY)
                     .in(Parameter.In.HEADER)
                     .description("the same key from the same caller returns the first job")
                     .schema(OASFactory.createSchema().addType(Schema.SchemaType.STRING)))
-            .addParameter(
-                query(
-                    "priority",
-                    "claim priority, -10 to 10, higher first; callers without the admin role that"
-                        + " are not service principals may ask for at most jobs.user-max-priority"
-                        + " (0 by default)",
-                    Schema.SchemaType.INTEGER,
-                    5))
-            .addParameter(
-                query(
-                    "run_after",
-                    "the earliest start, RFC 3339 with an offset, at most a year ahead and at"
-                        + " most a year ago (a past time means due at once); not with"
-                        + " delay_seconds",
-                    Schema.SchemaType.STRING,
-                    "2026-12-24T18:00:00Z"))
-            .addParameter(
-                query(
-                        "delay_seconds",
-                        "the earliest start, seconds from now (0 to "
-                            + Enqueuer.MAX_DELAY_SECONDS
-                            + ", a year); not with run_after",
-                        Schema.SchemaType.INTEGER,
-                        600)
-                    .schema(
-                        OASFactory.createSchema()
-                            .addType(Schema.SchemaType.INTEGER)
-                            .minimum(BigDecimal.ZERO)
-                            .maximum(BigDecimal.valueOf(Enqueuer.MAX_DELAY_SECONDS))))
+            .addParameter(query("priority", priority(), 5))
+            .addParameter(query("run_after", runAfter(), "2026-12-24T18:00:00Z"))
+            .addParameter(query("delay_seconds", delaySeconds(), 600))
             .addParameter(
                 query(
                     "callback_url",
-                    "where the job's status view is POSTed, signed, once it is done or failed;"
-                        + " http or https to a host jobs.callbacks.allowed-hosts names",
-                    Schema.SchemaType.STRING,
-                    "http://builds.ci.svc.cluster.local/hooks/async-jobs"));
+                    callbackUrl(),
+                    "http://builds.ci.svc.cluster.local/hooks/async-jobs"))
+            .addCallback("completed", callback());
     doc.extraAnswers()
         .forEach(
             (code, description) ->
@@ -120,7 +253,7 @@ public class KindOperationsFilter implements OASFilter {
    * {@code POST /api/<kind>/batch}: the shared answers, but a 202 that lists one result per job,
    * and no Idempotency-Key header (each job carries its own key).
    */
-  static Operation batchOperation(PayloadCheck.RouteDoc doc) {
+  static Operation batchOperation(String kind, PayloadCheck.RouteDoc doc) {
     Object payload = Examples.parsed(doc.example());
     Operation operation =
         enqueue(
@@ -145,32 +278,93 @@ public class KindOperationsFilter implements OASFilter {
                         "delay_seconds",
                         600,
                         "callback_url",
-                        "http://builds.ci.svc.cluster.local/hooks/async-jobs"))));
+                        "http://builds.ci.svc.cluster.local/hooks/async-jobs"))),
+            OASFactory.createSchema().ref(pascal(kind) + "Batch"));
     operation
+        .operationId("enqueue" + pascal(kind) + "Batch")
+        .addCallback("completed", callback())
         .getResponses()
         .addAPIResponse(
             "202",
             OASFactory.createAPIResponse()
                 .description(
                     "All enqueued: one result per job, in the order sent; replayed is true for a"
-                        + " job its idempotency_key had enqueued before"));
+                        + " job its idempotency_key had enqueued before")
+                .content(
+                    OASFactory.createContent()
+                        .addMediaType(
+                            "application/json",
+                            OASFactory.createMediaType()
+                                .schema(OASFactory.createSchema().ref(BATCH_RESULT)))));
     return operation;
   }
 
+  /**
+   * The POST a job's callback_url receives once the job is done or failed: its status view, signed.
+   * Each receiver answers 2xx once it has the news; anything else is tried again.
+   */
+  static Callback callback() {
+    return OASFactory.createCallback()
+        .addPathItem(
+            "{$request.query.callback_url}",
+            OASFactory.createPathItem()
+                .POST(
+                    OASFactory.createOperation()
+                        .summary("The job ended")
+                        .description(
+                            "The job's status view, POSTed once it is done or failed, signed"
+                                + " with the deployment's callback key (docs/api.md says how to"
+                                + " check it). Answer 2xx; another answer, or none within the"
+                                + " timeout, is tried again with backoff until"
+                                + " jobs.callbacks.give-up-after. A batch job's URL is its"
+                                + " callback_url field.")
+                        .addParameter(
+                            header(
+                                CallbackSignature.HEADER,
+                                "t=<epoch seconds>,v1=<hex HMAC-SHA256 of t.body>"))
+                        .addParameter(
+                            header(
+                                "X-Async-Jobs-Delivery",
+                                "<uid>/<attempt>: the same for a repeat of one delivery"))
+                        .requestBody(
+                            OASFactory.createRequestBody()
+                                .required(true)
+                                .content(
+                                    OASFactory.createContent()
+                                        .addMediaType(
+                                            "application/json",
+                                            OASFactory.createMediaType()
+                                                .schema(OASFactory.createSchema().ref(JOB)))))
+                        .responses(
+                            OASFactory.createAPIResponses()
+                                .addAPIResponse(
+                                    "2XX",
+                                    OASFactory.createAPIResponse()
+                                        .description("Delivered; the body is not read")))));
+  }
+
+  private static Parameter header(String name, String description) {
+    return OASFactory.createParameter()
+        .name(name)
+        .in(Parameter.In.HEADER)
+        .required(true)
+        .description(description)
+        .schema(string());
+  }
+
   /** An optional query parameter of the single enqueue, with an example. */
-  private static Parameter query(
-      String name, String description, Schema.SchemaType type, Object example) {
+  private static Parameter query(String name, Schema schema, Object example) {
     return OASFactory.createParameter()
         .name(name)
         .in(Parameter.In.QUERY)
-        .description(description)
+        .description(schema.getDescription())
         .example(example)
-        .schema(OASFactory.createSchema().addType(type));
+        .schema(schema);
   }
 
   /** An enqueue route with the answers every kind shares and one example request. */
   private static Operation enqueue(
-      String summary, String description, String exampleName, Object example) {
+      String summary, String description, String exampleName, Object example, Schema body) {
     APIResponses responses = OASFactory.createAPIResponses();
     SHARED.forEach(
         (code, shared) ->
@@ -188,7 +382,7 @@ public class KindOperationsFilter implements OASFilter {
                         .addMediaType(
                             "application/json",
                             OASFactory.createMediaType()
-                                .schema(OASFactory.createSchema().addType(Schema.SchemaType.OBJECT))
+                                .schema(body)
                                 .addExample(
                                     exampleName,
                                     OASFactory.createExample()

@@ -10,4 +10,6 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
  */
 @Schema(name = "PauseRequest", description = "Why the service is paused; the body may be left out")
 @RegisterForReflection(registerFullHierarchy = true)
-public record PauseRequest(@Schema(example = "storage maintenance until 10:00") String reason) {}
+public record PauseRequest(
+    @Schema(nullable = true, maxLength = 500, example = "storage maintenance until 10:00")
+        String reason) {}

@@ -38,6 +38,8 @@ public interface PayloadCheck {
    * @param description what the job does and leaves to download
    * @param exampleName the name of the example request
    * @param example an example request body, also shown to a caller who sent none
+   * @param payloadSchema the JSON Schema (2020-12, as OpenAPI 3.1 takes it) of the request body,
+   *     kept beside {@link #check}: what the document says the check takes
    * @param extraAnswers answers of this kind's beyond the shared ones: status code to description
    */
   record RouteDoc(
@@ -45,6 +47,7 @@ public interface PayloadCheck {
       String description,
       String exampleName,
       String example,
+      String payloadSchema,
       Map<String, String> extraAnswers) {}
 
   /**

@@ -3,11 +3,14 @@ package io.asyncjobs.api;
 import io.asyncjobs.problem.Problem;
 import io.quarkus.smallrye.openapi.OpenApiFilter;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.eclipse.microprofile.openapi.OASFactory;
 import org.eclipse.microprofile.openapi.OASFilter;
 import org.eclipse.microprofile.openapi.models.OpenAPI;
 import org.eclipse.microprofile.openapi.models.Operation;
+import org.eclipse.microprofile.openapi.models.headers.Header;
 import org.eclipse.microprofile.openapi.models.media.MediaType;
 import org.eclipse.microprofile.openapi.models.media.Schema;
 import org.eclipse.microprofile.openapi.models.responses.APIResponse;
@@ -26,6 +29,45 @@ public class ProblemAnswersFilter implements OASFilter {
 
   /** The shared answer of a database that cannot be reached, which every route may give. */
   static final String DATABASE_UNAVAILABLE = "databaseUnavailable";
+
+  /** The shared answer to an Accept header that names no type the route answers. */
+  static final String NOT_ACCEPTABLE = "notAcceptable";
+
+  /** The shared answer of an enqueue over its owner's pending quota. */
+  static final String QUOTA_EXCEEDED = "quotaExceeded";
+
+  /**
+   * Response headers routes declare by reference ({@code @Header(ref = "ETag")}), under {@code
+   * components.headers}: name, description and schema type.
+   */
+  private static final Map<String, String[]> HEADERS = new LinkedHashMap<>();
+
+  static {
+    HEADERS.put("Location", new String[] {"the job's status URL", "string"});
+    HEADERS.put(
+        "Idempotent-Replayed",
+        new String[] {
+          "true when the Idempotency-Key had enqueued this job before: the answer is the first"
+              + " job's",
+          "boolean"
+        });
+    HEADERS.put("Retry-After", new String[] {"seconds to wait before trying again", "integer"});
+    HEADERS.put(
+        "ETag", new String[] {"the file's version, for If-None-Match and If-Range", "string"});
+    HEADERS.put("Accept-Ranges", new String[] {"bytes: a Range may be asked for", "string"});
+    HEADERS.put("Cache-Control", new String[] {"private, no-cache", "string"});
+    HEADERS.put(
+        "Content-Disposition",
+        new String[] {"attachment, with the download's file name", "string"});
+    HEADERS.put(
+        "Content-Range",
+        new String[] {
+          "the bytes sent and the file's size (bytes 0-1023/4096), or the size alone on a 416"
+              + " (bytes */4096)",
+          "string"
+        });
+    HEADERS.put("Allow", new String[] {"the methods the route takes", "string"});
+  }
 
   private static final Map<String, Answer> ANSWERS = new LinkedHashMap<>();
 
@@ -50,6 +92,30 @@ public class ProblemAnswersFilter implements OASFilter {
         "idempotencyKeyReused",
         new Answer("The Idempotency-Key was used before for a different request", null, null));
     ANSWERS.put(
+        NOT_ACCEPTABLE,
+        new Answer(
+            "The Accept header names no type this route answers (application/json, and"
+                + " application/problem+json for errors)",
+            null,
+            null));
+    ANSWERS.put(
+        "rangeNotSatisfiable",
+        new Answer("The Range lies outside the file; Content-Range gives its size", null, null));
+    ANSWERS.put(
+        QUOTA_EXCEEDED,
+        new Answer(
+            "The owner has as many pending jobs of this kind as its quota allows"
+                + " (quota-exceeded); try again after Retry-After",
+            null,
+            null));
+    ANSWERS.put(
+        "tooManyStreams",
+        new Answer(
+            "The owner has as many event streams open on this replica as it may"
+                + " (too-many-streams); poll the status, or try again after Retry-After",
+            null,
+            null));
+    ANSWERS.put(
         DATABASE_UNAVAILABLE,
         new Answer(
             "The database cannot be reached for now (a restart or a failover); try again after"
@@ -58,32 +124,90 @@ public class ProblemAnswersFilter implements OASFilter {
             null));
   }
 
+  /**
+   * Schemas of request bodies, whose fields a caller may leave out; every other schema is an answer
+   * the API writes whole (Jackson writes each field, null or not), so its fields are all required.
+   */
+  static final Set<String> REQUEST_SCHEMAS =
+      Set.of("BulkRequest", "PauseRequest", "SettingsOverride");
+
   @Override
   public void filterOpenAPI(OpenAPI openAPI) {
     if (openAPI.getComponents() == null) {
       openAPI.setComponents(OASFactory.createComponents());
     }
+    if (openAPI.getComponents().getSchemas() != null) {
+      openAPI
+          .getComponents()
+          .getSchemas()
+          .forEach(
+              (name, schema) -> {
+                if (REQUEST_SCHEMAS.contains(name) || schema.getProperties() == null) {
+                  return;
+                }
+                // A problem leaves detail out when it has none (Problem is NON_NULL).
+                schema.setRequired(
+                    schema.getProperties().keySet().stream()
+                        .filter(field -> !("Problem".equals(name) && "detail".equals(field)))
+                        .toList());
+              });
+    }
+    HEADERS.forEach(
+        (name, about) ->
+            openAPI
+                .getComponents()
+                .addHeader(
+                    name,
+                    OASFactory.createHeader()
+                        .description(about[0])
+                        .schema(
+                            OASFactory.createSchema()
+                                .addType(Schema.SchemaType.valueOf(about[1].toUpperCase())))));
     ANSWERS.forEach((name, answer) -> openAPI.getComponents().addResponse(name, response(answer)));
+    for (String waiting : List.of(DATABASE_UNAVAILABLE, QUOTA_EXCEEDED, "tooManyStreams")) {
+      openAPI
+          .getComponents()
+          .getResponses()
+          .get(waiting)
+          .addHeader("Retry-After", header("Retry-After"));
+    }
     openAPI
         .getComponents()
         .getResponses()
-        .get(DATABASE_UNAVAILABLE)
-        .addHeader(
-            "Retry-After",
-            OASFactory.createHeader()
-                .description("seconds to wait before trying again")
-                .schema(OASFactory.createSchema().addType(Schema.SchemaType.INTEGER)));
+        .get("rangeNotSatisfiable")
+        .addHeader("Content-Range", header("Content-Range"));
   }
 
+  /** A reference to one of {@link #HEADERS}. */
+  static Header header(String name) {
+    return OASFactory.createHeader().ref(name);
+  }
+
+  /**
+   * Adds the answers any route may give: 503 (the database), 406 (an Accept header it cannot meet),
+   * 401 on a route that takes a token, 403 on the admin routes (a token without the role).
+   */
   @Override
   public Operation filterOperation(Operation operation) {
-    if (operation.getResponses() != null
-        && operation.getResponses().getAPIResponse("503") == null) {
-      operation
-          .getResponses()
-          .addAPIResponse("503", OASFactory.createAPIResponse().ref(DATABASE_UNAVAILABLE));
+    if (operation.getResponses() == null) {
+      return operation;
+    }
+    addShared(operation, "503", DATABASE_UNAVAILABLE);
+    addShared(operation, "406", NOT_ACCEPTABLE);
+    if (operation.getSecurity() != null && !operation.getSecurity().isEmpty()) {
+      addShared(operation, "401", "unauthenticated");
+    }
+    if (operation.getTags() != null && operation.getTags().contains("admin")) {
+      addShared(operation, "403", "forbidden");
     }
     return operation;
+  }
+
+  /** Adds the shared answer {@code name} as {@code code}, unless the route declares its own. */
+  static void addShared(Operation operation, String code, String name) {
+    if (operation.getResponses().getAPIResponse(code) == null) {
+      operation.getResponses().addAPIResponse(code, OASFactory.createAPIResponse().ref(name));
+    }
   }
 
   private static APIResponse response(Answer answer) {

@@ -139,6 +139,9 @@ public class ProblemMappers {
         };
     Response.ResponseBuilder builder = Response.fromResponse(problem.toResponse());
     String allow = original.getHeaderString(HttpHeaders.ALLOW);
+    if (allow == null && status == 405) {
+      allow = AllowedMethods.of(uri.getPath());
+    }
     if (allow != null) {
       builder.header(HttpHeaders.ALLOW, allow);
     }

@@ -20,17 +20,31 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 @Schema(name = "BulkRequest", description = "Which jobs a bulk cancel or retry acts on")
 @RegisterForReflection(registerFullHierarchy = true)
 public record BulkRequest(
-    @Schema(example = "zip") String kind,
+    @Schema(nullable = true, example = "zip") String kind,
     @Schema(
+            nullable = true,
+            enumeration = {"pending", "running", "failed"},
             description = "pending or running for a cancel (default both); failed for a retry",
             example = "pending")
         String status,
-    @Schema(example = "user") String ownerKind,
-    @Schema(example = "alice") String ownerId,
-    @Schema(description = "RFC 3339", example = "2026-05-01T08:00:00Z") String createdBefore,
-    @Schema(description = "RFC 3339", example = "2026-04-30T08:00:00Z") String createdAfter,
+    @Schema(nullable = true, example = "user") String ownerKind,
+    @Schema(nullable = true, example = "alice") String ownerId,
     @Schema(
+            nullable = true,
+            format = "date-time",
+            description = "RFC 3339",
+            example = "2026-05-01T08:00:00Z")
+        String createdBefore,
+    @Schema(
+            nullable = true,
+            format = "date-time",
+            description = "RFC 3339",
+            example = "2026-04-30T08:00:00Z")
+        String createdAfter,
+    @Schema(
+            nullable = true,
             description = "Act on every job the statuses allow, with no other filter",
             example = "false")
         Boolean all,
-    @Schema(description = "Only count; change nothing", example = "true") Boolean dryRun) {}
+    @Schema(nullable = true, description = "Only count; change nothing", example = "true")
+        Boolean dryRun) {}

@@ -23,9 +23,9 @@ public record JobView(
     String kind,
     @Schema(enumeration = {"pending", "running", "done", "failed"}) String status,
     @Schema(description = "True once a caller asked this job to stop") boolean cancelRequested,
-    Progress progress,
-    String error,
-    String preferredName,
+    @Schema(nullable = true) Progress progress,
+    @Schema(nullable = true) String error,
+    @Schema(nullable = true) String preferredName,
     String ownerKind,
     String ownerId,
     @Schema(
@@ -39,10 +39,12 @@ public record JobView(
             example = "1")
         int attempt,
     @Schema(
+            nullable = true,
             description =
                 "The last failed attempts, oldest first (at most 20), or null before the first")
         List<Attempt> attempts,
     @Schema(
+            nullable = true,
             description =
                 "While pending after a failed attempt: when the job is tried again, else null")
         Instant retryAt,
@@ -51,31 +53,38 @@ public record JobView(
             example = "0")
         int priority,
     @Schema(
+            nullable = true,
             description =
                 "The earliest start asked for at enqueue (run_after or delay_seconds), or null")
         Instant runAfter,
     @Schema(
+            nullable = true,
             description = "Where the status view is POSTed once the job ends, or null",
             example = "http://builds.ci.svc.cluster.local/hooks/async-jobs")
         String callbackUrl,
-    @Schema(description = "How the callback's delivery went; null without a callback")
+    @Schema(
+            nullable = true,
+            description = "How the callback's delivery went; null without a callback")
         Callback callback,
     Instant createdAt,
-    Instant startedAt,
-    Instant completedAt,
+    @Schema(nullable = true) Instant startedAt,
+    @Schema(nullable = true) Instant completedAt,
     Instant updatedAt,
-    Instant expiresAt,
-    Instant lastAccessedAt,
-    Long durationMs,
-    Long bytesIn,
-    Long bytesOut,
-    Long itemCount,
-    @Schema(description = "Kind-specific result fields, once done") Map<String, Object> result,
+    @Schema(nullable = true) Instant expiresAt,
+    @Schema(nullable = true) Instant lastAccessedAt,
+    @Schema(nullable = true) Long durationMs,
+    @Schema(nullable = true) Long bytesIn,
+    @Schema(nullable = true) Long bytesOut,
+    @Schema(nullable = true) Long itemCount,
+    @Schema(nullable = true, description = "Kind-specific result fields, once done")
+        Map<String, Object> result,
     String statusUrl,
     String eventsUrl,
-    @Schema(description = "A signed link to the artifact, usable without a token until it expires")
+    @Schema(
+            nullable = true,
+            description = "A signed link to the artifact, usable without a token until it expires")
         String downloadUrl,
-    Instant downloadExpiresAt) {
+    @Schema(nullable = true) Instant downloadExpiresAt) {
 
   /**
    * How far a running job has come, as its processor last reported it.
@@ -84,7 +93,10 @@ public record JobView(
    * @param items items (files, pages, hits) done so far, or null
    * @param updatedAt when the owner last wrote it
    */
-  public record Progress(Double fraction, Long items, Instant updatedAt) {}
+  public record Progress(
+      @Schema(nullable = true) Double fraction,
+      @Schema(nullable = true) Long items,
+      @Schema(nullable = true) Instant updatedAt) {}
 
   /**
    * The delivery of a job's callback.
@@ -103,12 +115,12 @@ public record JobView(
   public record Callback(
       @Schema(enumeration = {"waiting", "due", "delivered", "gave_up"}) String state,
       @Schema(example = "3") int attempts,
-      @Schema(example = "200") Integer lastStatus,
-      @Schema(example = "HTTP 503") String lastError,
-      Instant lastAttemptAt,
-      Instant nextAttemptAt,
-      Instant deliveredAt,
-      Instant gaveUpAt) {
+      @Schema(nullable = true, example = "200") Integer lastStatus,
+      @Schema(nullable = true, example = "HTTP 503") String lastError,
+      @Schema(nullable = true) Instant lastAttemptAt,
+      @Schema(nullable = true) Instant nextAttemptAt,
+      @Schema(nullable = true) Instant deliveredAt,
+      @Schema(nullable = true) Instant gaveUpAt) {
 
     static Callback of(Job job) {
       if (job.callbackUrl == null) {
@@ -151,10 +163,10 @@ public record JobView(
   @Schema(name = "Attempt", description = "One failed attempt of a job")
   public record Attempt(
       @Schema(example = "1") int attempt,
-      @Schema(example = "IOException: Connection reset") String error,
-      Instant startedAt,
-      Instant endedAt,
-      Instant retryAt) {
+      @Schema(nullable = true, example = "IOException: Connection reset") String error,
+      @Schema(nullable = true) Instant startedAt,
+      @Schema(nullable = true) Instant endedAt,
+      @Schema(nullable = true) Instant retryAt) {
 
     static Attempt of(Map<String, Object> stored) {
       return new Attempt(

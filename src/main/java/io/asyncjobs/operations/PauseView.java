@@ -20,9 +20,9 @@ public record PauseView(
     @Schema(example = "zip") String service,
     @Schema(description = "True while the owner claims no job of the service", example = "true")
         boolean paused,
-    @Schema(example = "2026-05-01T08:00:00Z") Instant pausedAt,
-    @Schema(example = "user:root") String pausedBy,
-    @Schema(example = "storage maintenance until 10:00") String reason) {
+    @Schema(nullable = true, example = "2026-05-01T08:00:00Z") Instant pausedAt,
+    @Schema(nullable = true, example = "user:root") String pausedBy,
+    @Schema(nullable = true, example = "storage maintenance until 10:00") String reason) {
 
   /** The view of {@code service} with {@code pause}, or a running one when that is null. */
   static PauseView of(String service, PauseStore.Pause pause) {

@@ -4,6 +4,7 @@ import io.asyncjobs.queue.CardQueries.Counts;
 import io.asyncjobs.queue.CardQueries.Percentiles;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 import java.util.List;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /**
  * The aggregate card of one service, as the admin page shows it.
@@ -22,6 +23,7 @@ import java.util.List;
  * @param shards who owns each of the service's shards (one, {@code all}, unless sharding is on)
  * @param pause whether an admin paused the service, since when, by whom and why
  */
+@Schema(name = "ServiceCard", description = "One service's figures, settings, shards and pause")
 @RegisterForReflection(registerFullHierarchy = true)
 public record ServiceCard(
     String service,
@@ -33,7 +35,7 @@ public record ServiceCard(
     long bytesIn,
     long bytesOut,
     long items,
-    Long oldestPendingAgeSeconds,
+    @Schema(nullable = true) Long oldestPendingAgeSeconds,
     SettingsView settings,
     List<ShardOwners.ShardOwner> shards,
     PauseView pause) {}

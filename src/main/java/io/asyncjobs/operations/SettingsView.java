@@ -3,6 +3,7 @@ package io.asyncjobs.operations;
 import io.asyncjobs.config.ServiceSettings;
 import io.asyncjobs.settings.SettingsOverride;
 import io.quarkus.runtime.annotations.RegisterForReflection;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /**
  * One service's settings: what configuration says, what an admin overrode, and what is in force.
@@ -12,6 +13,7 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  * @param overrides the stored run-time overrides; a null field keeps the configured value
  * @param effective configuration with the overrides applied, used from the owner's next tick
  */
+@Schema(name = "Settings", description = "A service's settings: configured, overridden, in force")
 @RegisterForReflection(registerFullHierarchy = true)
 public record SettingsView(
     String service, Values configured, SettingsOverride overrides, Values effective) {
@@ -28,12 +30,13 @@ public record SettingsView(
    * @param maxRunningPerOwner the most jobs of one owner running at once, 0 for no limit
    * @param maxAttempts attempts of a job whose failures are retryable, 1 for no retry
    */
+  @Schema(name = "SettingsValues", description = "A full set of settings")
   public record Values(
       long retentionSeconds,
       int maxConcurrent,
       long jobTimeoutSeconds,
       int maxRetries,
-      String claimOrder,
+      @Schema(enumeration = {"fifo", "fair"}) String claimOrder,
       int maxPendingPerOwner,
       int maxRunningPerOwner,
       int maxAttempts) {

@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.jboss.logging.Logger;
 
 /**
@@ -62,7 +63,12 @@ public class ShardOwners {
    */
   @RegisterForReflection(registerFullHierarchy = true)
   public record ShardOwner(
-      String shard, String lock, String holder, Instant since, Long epoch, boolean ownedHere) {}
+      String shard,
+      String lock,
+      @Schema(nullable = true) String holder,
+      @Schema(nullable = true) Instant since,
+      @Schema(nullable = true) Long epoch,
+      boolean ownedHere) {}
 
   /**
    * A lock's last holding, as the database records it.

@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /**
  * The statements behind the admin page's service cards. They read the figures without reading
@@ -218,8 +219,11 @@ public class CardQueries {
   }
 
   /** Jobs by status. */
+  @Schema(name = "JobCounts", description = "Jobs by status")
   public record Counts(long pending, long running, long done, long failed) {}
 
   /** Two percentiles of a duration, in milliseconds. */
-  public record Percentiles(Double p50, Double p95) {}
+  @Schema(name = "DurationPercentiles", description = "p50 and p95, null without jobs")
+  public record Percentiles(
+      @Schema(nullable = true) Double p50, @Schema(nullable = true) Double p95) {}
 }

@@ -3,6 +3,7 @@ package io.asyncjobs.settings;
 import io.asyncjobs.config.ClaimOrder;
 import io.asyncjobs.config.ServiceSettings;
 import java.time.Duration;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /**
  * Run-time overrides of one service's settings, as an admin stored them. A null field keeps the
@@ -17,15 +18,22 @@ import java.time.Duration;
  * @param maxRunningPerOwner the most jobs of one owner running at once, 0 (no limit) to 10,000
  * @param maxAttempts attempts of a job whose failures are retryable, 1 (no retry) to 100
  */
+@Schema(
+    name = "SettingsOverride",
+    description =
+        "A service's overrides: a null or missing field means the configured value is in force")
 public record SettingsOverride(
-    Long retentionSeconds,
-    Integer maxConcurrent,
-    Long jobTimeoutSeconds,
-    Integer maxRetries,
-    String claimOrder,
-    Integer maxPendingPerOwner,
-    Integer maxRunningPerOwner,
-    Integer maxAttempts) {
+    @Schema(nullable = true, minimum = "1", maximum = "315360000") Long retentionSeconds,
+    @Schema(nullable = true, minimum = "1", maximum = "256") Integer maxConcurrent,
+    @Schema(nullable = true, minimum = "1", maximum = "315360000") Long jobTimeoutSeconds,
+    @Schema(nullable = true, minimum = "0", maximum = "100") Integer maxRetries,
+    @Schema(
+            nullable = true,
+            enumeration = {"fifo", "fair"})
+        String claimOrder,
+    @Schema(nullable = true, minimum = "0", maximum = "1000000000") Integer maxPendingPerOwner,
+    @Schema(nullable = true, minimum = "0", maximum = "10000") Integer maxRunningPerOwner,
+    @Schema(nullable = true, minimum = "1", maximum = "100") Integer maxAttempts) {
 
   /** The longest retention or timeout an admin may set: ten years, far inside timestamp range. */
   public static final long MAX_SECONDS = 10L * 365 * 24 * 3600;

@@ -412,7 +412,12 @@ class JobsApiTest {
         .contentType(Problem.MEDIA_TYPE)
         .body("detail", startsWith("uid must be a uuid"));
     as(ALICE).get("/api/jobs/1-1-1-1-1").then().statusCode(400);
-    as(ALICE).put("/api/jobs").then().statusCode(405).contentType(Problem.MEDIA_TYPE);
+    as(ALICE)
+        .put("/api/jobs")
+        .then()
+        .statusCode(405)
+        .contentType(Problem.MEDIA_TYPE)
+        .header("Allow", "GET");
     assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
   }
 
@@ -427,7 +432,20 @@ class JobsApiTest {
         .then()
         .statusCode(405)
         .contentType(Problem.MEDIA_TYPE)
+        .header("Allow", "GET")
         .body("type", equalTo("urn:async-jobs:problem:method-not-allowed"));
+    // RFC 9110: a 405 names the methods the route takes, on every route (docs/api.md says so).
+    as(ALICE)
+        .post("/api/jobs/" + UUID.randomUUID())
+        .then()
+        .statusCode(405)
+        .header("Allow", "DELETE, GET");
+    as(ADMIN).get("/api/admin/services/zip/pause").then().statusCode(405).header("Allow", "POST");
+    as(ADMIN)
+        .delete("/api/admin/services/zip/settings")
+        .then()
+        .statusCode(405)
+        .header("Allow", "GET, PUT");
     as(ALICE)
         .contentType(ContentType.JSON)
         .body("{}")

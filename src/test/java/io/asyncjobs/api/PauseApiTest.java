@@ -77,6 +77,28 @@ class PauseApiTest {
   }
 
   @Test
+  void shouldPauseWithTheJsonBodyNullAsAGeneratedClientSendsWithoutAReason() {
+    // A client generated from the document sends the JSON null when the optional body is left
+    // out; that was a NullPointerException and a 500, for an unknown service too.
+    as(ADMIN)
+        .contentType(ContentType.JSON)
+        .body("null")
+        .post("/api/admin/services/noop/pause")
+        .then()
+        .statusCode(200)
+        .body("paused", equalTo(true))
+        .body("reason", nullValue());
+    as(ADMIN)
+        .contentType(ContentType.JSON)
+        .body("null")
+        .post("/api/admin/services/nosuchservice/pause")
+        .then()
+        .statusCode(404)
+        .contentType(Problem.MEDIA_TYPE);
+    assertThat(db.query("SELECT service FROM service_pauses")).hasSize(1);
+  }
+
+  @Test
   void shouldAcceptEnqueuesClaimNothingAndStayReadyWhilePaused() throws Exception {
     as(ADMIN).post("/api/admin/services/noop/pause").then().statusCode(200);
 

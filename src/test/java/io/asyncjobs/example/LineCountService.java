@@ -48,6 +48,10 @@ public class LineCountService extends JobService implements PayloadCheck {
         "Counts the lines of your text files.",
         "two files",
         "{\"paths\": [\"a.txt\", \"b.txt\"]}",
+        """
+        {"type": "object", "required": ["paths"], "additionalProperties": false,
+         "properties": {"paths": {"type": "array", "minItems": 1, "maxItems": 100,
+                                  "items": {"type": "string", "minLength": 1}}}}""",
         Map.of());
   }
 

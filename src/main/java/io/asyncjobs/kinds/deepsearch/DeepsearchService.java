@@ -157,6 +157,15 @@ public class DeepsearchService extends JobService implements PayloadCheck {
         download. Answers 202 with Location at once.""",
         "search",
         "{\"root\": \"docs\", \"query\": \"invoice AND (overdue OR late)\", \"limit\": 20}",
+        """
+        {"type": "object", "required": ["root", "query"], "additionalProperties": false,
+         "properties": {
+           "root": {"type": "string", "minLength": 1, "maxLength": 4096,
+                    "description": "the folder of your tree to search"},
+           "query": {"type": "string", "minLength": 1, "maxLength": 2000,
+                     "description": "Lucene classic query syntax"},
+           "limit": {"type": "integer", "minimum": 1, "maximum": 1000,
+                     "description": "most hits kept"}}}""",
         Map.of());
   }
 

@@ -117,6 +117,13 @@ public class ForkService extends JobService implements PayloadCheck {
         outlives the job. Answers 202 with Location at once.""",
         "fork",
         "{\"source\": \"site\", \"target\": \"drafts/site-2\"}",
+        """
+        {"type": "object", "required": ["source", "target"], "additionalProperties": false,
+         "properties": {
+           "source": {"type": "string", "minLength": 1, "maxLength": 4096,
+                      "description": "a folder of your tree"},
+           "target": {"type": "string", "minLength": 1, "maxLength": 4096,
+                      "description": "the new folder; it must not exist"}}}""",
         Map.of("409", "The target exists (type target-exists)"));
   }
 

@@ -240,6 +240,18 @@ public class NoopService extends JobService implements PayloadCheck {
         "with a file",
         "{\"sleep_ms\": 2000, \"progress_steps\": 4, \"artifact_bytes\": 1024,"
             + " \"name\": \"hello.txt\"}",
+        """
+        {"type": "object", "additionalProperties": false,
+         "properties": {
+           "sleep_ms": {"type": "integer", "minimum": 0, "maximum": 3600000},
+           "progress_steps": {"type": "integer", "minimum": 0, "maximum": 1000},
+           "artifact_bytes": {"type": "integer", "minimum": 0, "maximum": 1073741824},
+           "fail": {"type": ["boolean", "string"],
+                    "description": "true, or the message the job fails with"},
+           "fail_attempts": {"type": "integer", "minimum": 0, "maximum": 100,
+                             "description": "attempts that fail transiently first"},
+           "record": {"type": "boolean", "description": "record each execution (tests)"},
+           "name": {"type": "string", "description": "the download's file name"}}}""",
         Map.of());
   }
 

@@ -62,6 +62,13 @@ public class SeoService extends SiteKind {
         sitemap.xml.""",
         "with a sitemap",
         "{\"site\": \"www\", \"base_url\": \"https://www.example.com/\"}",
+        """
+        {"type": "object", "required": ["site"], "additionalProperties": false,
+         "properties": {
+           "site": {"type": "string", "minLength": 1, "maxLength": 4096,
+                    "description": "a folder of your tree holding the pages"},
+           "base_url": {"type": "string", "format": "uri", "maxLength": 2000,
+                        "description": "the site's public address, for sitemap.xml"}}}""",
         Map.of());
   }
 

@@ -66,6 +66,13 @@ public class SeoMetaService extends SiteKind {
         patched copies. The pages themselves are never changed.""",
         "with patched copies",
         "{\"site\": \"www\", \"write_copies\": true}",
+        """
+        {"type": "object", "required": ["site"], "additionalProperties": false,
+         "properties": {
+           "site": {"type": "string", "minLength": 1, "maxLength": 4096,
+                    "description": "a folder of your tree holding the pages"},
+           "write_copies": {"type": "boolean",
+                            "description": "also zip patched copies of the pages"}}}""",
         Map.of());
   }
 

@@ -120,6 +120,16 @@ public class ZipService extends JobService implements PayloadCheck {
         the caller's folder files/<owner kind>/<sub>/. Already-compressed types are stored.""",
         "two folders",
         "{\"paths\": [\"photos/2026\", \"notes.md\"], \"name\": \"backup.zip\"}",
+        """
+        {"type": "object", "required": ["paths"], "additionalProperties": false,
+         "properties": {
+           "paths": {"type": "array", "minItems": 1, "maxItems": 1000,
+                     "items": {"type": "string", "minLength": 1},
+                     "description": "files and folders relative to your folder"},
+           "name": {"type": "string", "minLength": 1, "maxLength": 200,
+                    "description": "the download's file name, without folders"},
+           "level": {"type": "integer", "minimum": 0, "maximum": 9,
+                     "description": "deflate level (default 6)"}}}""",
         Map.of());
   }
 
