@@ -16,4 +16,8 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 @Schema(name = "Enqueued", description = "A job just enqueued, or the first job of a replayed key")
 @RegisterForReflection(registerFullHierarchy = true)
 public record EnqueuedView(
-    UUID uid, String kind, String status, String statusUrl, String eventsUrl) {}
+    UUID uid,
+    String kind,
+    @Schema(enumeration = {"pending", "running", "done", "failed"}) String status,
+    String statusUrl,
+    String eventsUrl) {}
