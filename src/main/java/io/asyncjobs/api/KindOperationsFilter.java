@@ -202,7 +202,7 @@ public class KindOperationsFilter implements OASFilter {
         .minimum(BigDecimal.ZERO)
         .maximum(BigDecimal.valueOf(Enqueuer.MAX_DELAY_SECONDS))
         .description(
-            "the earliest start, seconds from now (at most "
+            "the earliest start, seconds from now (0 to "
                 + Enqueuer.MAX_DELAY_SECONDS
                 + ", a year); not with run_after");
   }
