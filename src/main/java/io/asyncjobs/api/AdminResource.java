@@ -159,7 +159,7 @@ public class AdminResource {
       content =
           @Content(
               mediaType = MediaType.APPLICATION_JSON,
-              schema = @Schema(implementation = PauseRequest.class, nullable = true),
+              schema = @Schema(implementation = PauseRequest.class),
               examples =
                   @ExampleObject(
                       name = "with a reason",

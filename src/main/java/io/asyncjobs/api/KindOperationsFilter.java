@@ -55,6 +55,9 @@ public class KindOperationsFilter implements OASFilter {
 
   static final String BATCH_ITEM = "BatchItem";
 
+  /** The completion callback, under {@code components.callbacks}, that every enqueue names. */
+  static final String CALLBACK = "jobEnded";
+
   /** The callback's body, the schema of {@code Job}. */
   static final String JOB = "Job";
 
@@ -70,6 +73,7 @@ public class KindOperationsFilter implements OASFilter {
     if (openAPI.getComponents() == null) {
       openAPI.setComponents(OASFactory.createComponents());
     }
+    openAPI.getComponents().addCallback(CALLBACK, callback());
     openAPI.getComponents().addSchema(BATCH_ITEM, batchItemSchema());
     openAPI
         .getComponents()
@@ -93,7 +97,8 @@ public class KindOperationsFilter implements OASFilter {
           .addSchema(payload, JsonSchemas.parse(kind.routeDoc().payloadSchema()));
       openAPI
           .getComponents()
-          .addSchema(pascal(kind.kind()) + "Batch", batchRequestSchema(kind.kind(), payload));
+          .addSchema(pascal(kind.kind()) + "BatchJob", batchJobSchema(payload))
+          .addSchema(pascal(kind.kind()) + "Batch", batchRequestSchema(kind.kind()));
       openAPI
           .getPaths()
           .addPathItem(
@@ -148,23 +153,26 @@ public class KindOperationsFilter implements OASFilter {
     return item;
   }
 
-  /** The body of a kind's batch route: its jobs, each a payload and the single route's options. */
-  private static Schema batchRequestSchema(String kind, String payload) {
-    Schema job =
-        object("One job: its payload and, optionally, the single route's options")
-            .additionalPropertiesBoolean(false)
-            .addProperty("payload", OASFactory.createSchema().ref(payload))
-            .addProperty(
-                "idempotency_key",
-                string()
-                    .minLength(1)
-                    .maxLength(200)
-                    .description("the same key from the same caller returns the first job"))
-            .addProperty("priority", priority())
-            .addProperty("run_after", runAfter())
-            .addProperty("delay_seconds", delaySeconds())
-            .addProperty("callback_url", callbackUrl())
-            .addRequired("payload");
+  /** One job of a kind's batch: a payload and, optionally, the single route's options. */
+  private static Schema batchJobSchema(String payload) {
+    return object("One job: its payload and, optionally, the single route's options")
+        .additionalPropertiesBoolean(false)
+        .addProperty("payload", OASFactory.createSchema().ref(payload))
+        .addProperty(
+            "idempotency_key",
+            string()
+                .minLength(1)
+                .maxLength(200)
+                .description("the same key from the same caller returns the first job"))
+        .addProperty("priority", priority())
+        .addProperty("run_after", runAfter())
+        .addProperty("delay_seconds", delaySeconds())
+        .addProperty("callback_url", callbackUrl())
+        .addRequired("payload");
+  }
+
+  /** The body of a kind's batch route: its jobs. */
+  private static Schema batchRequestSchema(String kind) {
     return object("Up to " + JobQueue.MAX_REQUEST_BATCH + " " + kind + " jobs")
         .additionalPropertiesBoolean(false)
         .addProperty(
@@ -173,7 +181,7 @@ public class KindOperationsFilter implements OASFilter {
                 .addType(Schema.SchemaType.ARRAY)
                 .minItems(1)
                 .maxItems(JobQueue.MAX_REQUEST_BATCH)
-                .items(job))
+                .items(OASFactory.createSchema().ref(pascal(kind) + "BatchJob")))
         .addRequired("jobs");
   }
 
@@ -239,7 +247,7 @@ public class KindOperationsFilter implements OASFilter {
                     "callback_url",
                     callbackUrl(),
                     "http://builds.ci.svc.cluster.local/hooks/async-jobs"))
-            .addCallback("completed", callback());
+            .addCallback(CALLBACK, OASFactory.createCallback().ref(CALLBACK));
     doc.extraAnswers()
         .forEach(
             (code, description) ->
@@ -282,7 +290,7 @@ public class KindOperationsFilter implements OASFilter {
             OASFactory.createSchema().ref(pascal(kind) + "Batch"));
     operation
         .operationId("enqueue" + pascal(kind) + "Batch")
-        .addCallback("completed", callback())
+        .addCallback(CALLBACK, OASFactory.createCallback().ref(CALLBACK))
         .getResponses()
         .addAPIResponse(
             "202",
@@ -310,6 +318,7 @@ public class KindOperationsFilter implements OASFilter {
             OASFactory.createPathItem()
                 .POST(
                     OASFactory.createOperation()
+                        .operationId("jobEnded")
                         .summary("The job ended")
                         .description(
                             "The job's status view, POSTed once it is done or failed, signed"
