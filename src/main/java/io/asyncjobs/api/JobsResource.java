@@ -33,6 +33,7 @@ import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.ParameterIn;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
+import org.eclipse.microprofile.openapi.annotations.extensions.Extension;
 import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
@@ -291,14 +292,19 @@ public class JobsResource {
       content =
           @Content(
               mediaType = MediaType.SERVER_SENT_EVENTS,
+              // Bytes to a generated client (which cannot parse a stream as JSON); each event's
+              // data line is a Job, which OpenAPI 3.2 would say with itemSchema.
               schema =
                   @Schema(
                       type = SchemaType.STRING,
+                      format = "binary",
                       description =
-                          "Events named job; each data line is a Job (see the Job schema) as"
-                              + " JSON",
-                      contentMediaType = MediaType.APPLICATION_JSON,
-                      contentSchema = JobView.class),
+                          "Events named job, each data line a Job (the Job schema) as JSON",
+                      extensions =
+                          @Extension(
+                              name = "x-item-schema",
+                              value = "{\"$ref\": \"#/components/schemas/Job\"}",
+                              parseValue = true)),
               examples = @ExampleObject(name = "progress", value = Examples.EVENTS)))
   @APIResponse(responseCode = "401", ref = "unauthenticated")
   @APIResponse(responseCode = "404", ref = "notFound")
