@@ -1,6 +1,6 @@
 // The example of docs/api.md ("Generating a client"), compiled by check.sh against the
 // typescript-fetch client generated from docs/openapi.json. The method names are the
-// generator's; when the document gives its operations operationIds, they change with it.
+// document's operationIds; the payloads and answers are its schemas.
 import {
   Configuration,
   JobsApi,
@@ -20,17 +20,17 @@ const jobs = new JobsApi(config);
 
 // Enqueue a zip job; the same Idempotency-Key again returns the same job.
 async function enqueue(): Promise<string> {
-  const enqueued = await kinds.apiZipPost({
-    body: { paths: ["reports/"], name: "reports.zip" },
+  const enqueued = await kinds.enqueueZip({
+    zipPayload: { paths: ["reports/"], name: "reports.zip" },
     idempotencyKey: "nightly-reports-2026-12-06",
   });
-  return enqueued.uid!;
+  return enqueued.uid;
 }
 
 // Follow the status until the job is done or failed (or use the event stream, /events).
 async function follow(uid: string): Promise<Job> {
   for (;;) {
-    const job = await jobs.apiJobsUidGet({ uid });
+    const job = await jobs.getJob({ uid });
     if (job.status === "done" || job.status === "failed") {
       return job;
     }
@@ -38,10 +38,10 @@ async function follow(uid: string): Promise<Job> {
   }
 }
 
-// Download the file: the method has no typed result, so read the raw answer's bytes.
+// Download the file, as a Blob.
 async function download(uid: string): Promise<Uint8Array> {
-  const answer = await jobs.apiJobsUidDownloadGetRaw({ uid });
-  return new Uint8Array(await answer.raw.arrayBuffer());
+  const file = await jobs.downloadJobFile({ uid });
+  return new Uint8Array(await file.arrayBuffer());
 }
 
 // A refusal throws ResponseError; its body is an application/problem+json Problem.
