@@ -131,4 +131,21 @@ class ContractCheckTest {
                 UID, Map.of("limit", List.of("3"), "unknown", List.of("x")), 200, Map.of(), job))
         .isEmpty();
   }
+
+  @Test
+  void shouldHoldAHeadToTheGetWithoutItsBody() {
+    assertThat(
+            check.check(
+                new ContractCheck.Exchange(
+                    "HEAD",
+                    UID,
+                    Map.of("limit", List.of("2")),
+                    Map.of(),
+                    null,
+                    false,
+                    200,
+                    Map.of("content-type", List.of("application/json")),
+                    () -> new byte[0])))
+        .isEmpty();
+  }
 }

@@ -138,7 +138,8 @@ public final class ContractDocument {
     JsonNode pathItem = document.path("paths").path(item.get().getKey());
     JsonNode op = pathItem.path(m);
     if (op.isMissingNode() && m.equals("head")) {
-      op = pathItem.path("get");
+      m = "get"; // the operation (and its pointers) is the GET's
+      op = pathItem.path(m);
     }
     if (!op.isObject()) {
       return Optional.empty();
