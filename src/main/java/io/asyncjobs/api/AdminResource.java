@@ -246,7 +246,10 @@ public class AdminResource {
           String kind,
       @Parameter(
               description = "only jobs in this status",
-              schema = @Schema(enumeration = {"pending", "running", "done", "failed"}))
+              schema =
+                  @Schema(
+                      type = SchemaType.STRING,
+                      enumeration = {"pending", "running", "done", "failed"}))
           @QueryParam("status")
           String status,
       @Parameter(description = "only this owner's jobs: its kind (with owner_id)", example = "user")

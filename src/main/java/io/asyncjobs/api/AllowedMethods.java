@@ -1,12 +1,18 @@
 package io.asyncjobs.api;
 
 import io.quarkus.runtime.annotations.RegisterForReflection;
+import jakarta.ws.rs.DELETE;
+import jakarta.ws.rs.GET;
 import jakarta.ws.rs.HttpMethod;
+import jakarta.ws.rs.PATCH;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.PUT;
 import jakarta.ws.rs.Path;
 import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
@@ -21,6 +27,18 @@ final class AllowedMethods {
 
   /** One route: its path as a pattern, and a method it takes. */
   private record Route(Pattern path, String method) {}
+
+  /**
+   * The method annotations, named here rather than read from their {@code @HttpMethod}
+   * meta-annotation, which a native executable does not keep for classes not registered.
+   */
+  private static final Map<Class<? extends Annotation>, String> METHODS =
+      Map.of(
+          GET.class, HttpMethod.GET,
+          POST.class, HttpMethod.POST,
+          PUT.class, HttpMethod.PUT,
+          DELETE.class, HttpMethod.DELETE,
+          PATCH.class, HttpMethod.PATCH);
 
   private static final List<Route> ROUTES = routes(JobsResource.class, AdminResource.class);
 
@@ -43,14 +61,17 @@ final class AllowedMethods {
     for (Class<?> resource : resources) {
       String base = resource.getAnnotation(Path.class).value();
       for (Method method : resource.getDeclaredMethods()) {
-        for (Annotation annotation : method.getAnnotations()) {
-          HttpMethod http = annotation.annotationType().getAnnotation(HttpMethod.class);
-          if (http != null) {
-            Path sub = method.getAnnotation(Path.class);
-            routes.add(
-                new Route(pattern(join(base, sub == null ? "" : sub.value())), http.value()));
-          }
-        }
+        Path sub = method.getAnnotation(Path.class);
+        Pattern path = pattern(join(base, sub == null ? "" : sub.value()));
+        METHODS.forEach(
+            (annotation, name) -> {
+              if (method.isAnnotationPresent(annotation)) {
+                routes.add(new Route(path, name));
+                if (annotation == GET.class) {
+                  routes.add(new Route(path, HttpMethod.HEAD)); // served for every GET
+                }
+              }
+            });
       }
     }
     return routes;

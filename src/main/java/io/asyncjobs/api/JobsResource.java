@@ -112,7 +112,10 @@ public class JobsResource {
           String kind,
       @Parameter(
               description = "only jobs in this status",
-              schema = @Schema(enumeration = {"pending", "running", "done", "failed"}))
+              schema =
+                  @Schema(
+                      type = SchemaType.STRING,
+                      enumeration = {"pending", "running", "done", "failed"}))
           @QueryParam("status")
           String status,
       @Parameter(

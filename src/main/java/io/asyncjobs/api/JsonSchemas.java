@@ -62,6 +62,10 @@ final class JsonSchemas {
           }
         }
         case "$ref" -> schema.ref(value.asText());
+        case "minLength" -> schema.minLength(value.asInt());
+        case "maxLength" -> schema.maxLength(value.asInt());
+        case "minItems" -> schema.minItems(value.asInt());
+        case "maxItems" -> schema.maxItems(value.asInt());
         default -> schema.set(field.getKey(), plain(value));
       }
     }

@@ -1,6 +1,7 @@
 package io.asyncjobs.api;
 
 import io.asyncjobs.callbacks.CallbackSignature;
+import io.asyncjobs.problem.Problem;
 import io.asyncjobs.queue.JobPriority;
 import io.asyncjobs.queue.JobQueue;
 import io.quarkus.arc.Arc;
@@ -42,7 +43,7 @@ public class KindOperationsFilter implements OASFilter {
               Map.entry("400", "malformed"),
               Map.entry("401", "unauthenticated"),
               Map.entry("403", "forbidden"),
-              Map.entry("404", "notFound"),
+              Map.entry("404", "unknownKind"),
               Map.entry("406", ProblemAnswersFilter.NOT_ACCEPTABLE),
               Map.entry("413", "tooLarge"),
               Map.entry("415", "unsupportedMediaType"),
@@ -160,10 +161,7 @@ public class KindOperationsFilter implements OASFilter {
         .addProperty("payload", OASFactory.createSchema().ref(payload))
         .addProperty(
             "idempotency_key",
-            string()
-                .minLength(1)
-                .maxLength(200)
-                .description("the same key from the same caller returns the first job"))
+            idempotencyKey().description("the same key from the same caller returns the first job"))
         .addProperty("priority", priority())
         .addProperty("run_after", runAfter())
         .addProperty("delay_seconds", delaySeconds())
@@ -183,6 +181,11 @@ public class KindOperationsFilter implements OASFilter {
                 .maxItems(JobQueue.MAX_REQUEST_BATCH)
                 .items(OASFactory.createSchema().ref(pascal(kind) + "BatchJob")))
         .addRequired("jobs");
+  }
+
+  /** 1 to 200 visible ASCII characters, as Enqueuer checks a key. */
+  private static Schema idempotencyKey() {
+    return string().minLength(1).maxLength(200).pattern("^[!-~]+$");
   }
 
   private static Schema priority() {
@@ -238,7 +241,7 @@ public class KindOperationsFilter implements OASFilter {
                     .name(Enqueuer.IDEMPOTENCY_KEY)
                     .in(Parameter.In.HEADER)
                     .description("the same key from the same caller returns the first job")
-                    .schema(OASFactory.createSchema().addType(Schema.SchemaType.STRING)))
+                    .schema(idempotencyKey()))
             .addParameter(query("priority", priority(), 5))
             .addParameter(query("run_after", runAfter(), "2026-12-24T18:00:00Z"))
             .addParameter(query("delay_seconds", delaySeconds(), 600))
@@ -253,7 +256,16 @@ public class KindOperationsFilter implements OASFilter {
             (code, description) ->
                 operation
                     .getResponses()
-                    .addAPIResponse(code, OASFactory.createAPIResponse().description(description)));
+                    .addAPIResponse(
+                        code,
+                        OASFactory.createAPIResponse()
+                            .description(description)
+                            .content(
+                                OASFactory.createContent()
+                                    .addMediaType(
+                                        Problem.MEDIA_TYPE,
+                                        OASFactory.createMediaType()
+                                            .schema(OASFactory.createSchema().ref("Problem"))))));
     return operation;
   }
 

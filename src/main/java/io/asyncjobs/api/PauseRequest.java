@@ -14,5 +14,9 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
     description = "Why the service is paused; the body may be left out, or be the JSON null")
 @RegisterForReflection(registerFullHierarchy = true)
 public record PauseRequest(
-    @Schema(nullable = true, maxLength = 500, example = "storage maintenance until 10:00")
+    @Schema(
+            nullable = true,
+            minLength = 1,
+            maxLength = 500,
+            example = "storage maintenance until 10:00")
         String reason) {}

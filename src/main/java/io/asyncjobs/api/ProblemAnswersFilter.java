@@ -30,6 +30,9 @@ public class ProblemAnswersFilter implements OASFilter {
   /** The shared answer of a database that cannot be reached, which every route may give. */
   static final String DATABASE_UNAVAILABLE = "databaseUnavailable";
 
+  /** The download, which a signed link opens without a token. */
+  static final String DOWNLOAD = "downloadJobFile";
+
   /** The shared answer to an Accept header that names no type the route answers. */
   static final String NOT_ACCEPTABLE = "notAcceptable";
 
@@ -66,7 +69,7 @@ public class ProblemAnswersFilter implements OASFilter {
               + " (bytes */4096)",
           "string"
         });
-    HEADERS.put("Allow", new String[] {"the methods the route takes", "string"});
+    HEADERS.put("WWW-Authenticate", new String[] {"Bearer: the scheme a token must use", "string"});
   }
 
   private static final Map<String, Answer> ANSWERS = new LinkedHashMap<>();
@@ -79,11 +82,18 @@ public class ProblemAnswersFilter implements OASFilter {
         "unauthenticated", new Answer("No bearer token, or an invalid or expired one", null, null));
     ANSWERS.put(
         "forbidden",
-        new Answer("A role the token lacks, or an invalid or expired download link", null, null));
+        new Answer(
+            "A token without a subject, a role the token lacks, a priority above the caller's, or an invalid or expired download link",
+            null,
+            null));
     ANSWERS.put(
         "notFound",
         new Answer(
             "No such job, or another owner's (the two look the same)", "no job", Examples.PROBLEM));
+    ANSWERS.put(
+        "unknownKind",
+        new Answer(
+            "No such kind, or one this deployment has not enabled (unknown-kind)", null, null));
     ANSWERS.put("conflict", new Answer("The job is not in a state that allows this", null, null));
     ANSWERS.put(
         "tooLarge", new Answer("The body is larger than jobs.api.max-body-bytes", null, null));
@@ -142,9 +152,14 @@ public class ProblemAnswersFilter implements OASFilter {
           .getSchemas()
           .forEach(
               (name, schema) -> {
-                if (REQUEST_SCHEMAS.contains(name) || schema.getProperties() == null) {
+                if (schema.getProperties() == null) {
                   return;
                 }
+                if (REQUEST_SCHEMAS.contains(name)) {
+                  allowNulls(schema);
+                  return;
+                }
+                allowNulls(schema);
                 // A problem leaves detail out when it has none (Problem is NON_NULL).
                 schema.setRequired(
                     schema.getProperties().keySet().stream()
@@ -176,6 +191,43 @@ public class ProblemAnswersFilter implements OASFilter {
         .getResponses()
         .get("rangeNotSatisfiable")
         .addHeader("Content-Range", header("Content-Range"));
+    openAPI
+        .getComponents()
+        .getResponses()
+        .get("unauthenticated")
+        .addHeader("WWW-Authenticate", header("WWW-Authenticate"));
+  }
+
+  /**
+   * Makes a nullable field's schema say so the one way validators and generators read alike: a
+   * nullable object is {@code anyOf: [{$ref}, {type: null}]} with no {@code type} of its own (the
+   * scanner adds {@code type: object} beside it when the field has a description, which refuses the
+   * null), and a nullable enum lists {@code null} among its values (else the enum refuses it).
+   */
+  static void allowNulls(Schema schema) {
+    if (schema == null) {
+      return;
+    }
+    if (schema.getAnyOf() != null
+        && schema.getAnyOf().stream().anyMatch(ProblemAnswersFilter::isNullType)) {
+      schema.setType(null);
+    }
+    if (schema.getType() != null
+        && schema.getType().contains(Schema.SchemaType.NULL)
+        && schema.getEnumeration() != null
+        && !schema.getEnumeration().contains(null)) {
+      List<Object> values = new java.util.ArrayList<>(schema.getEnumeration());
+      values.add(null);
+      schema.setEnumeration(values);
+    }
+    if (schema.getProperties() != null) {
+      schema.getProperties().values().forEach(ProblemAnswersFilter::allowNulls);
+    }
+    allowNulls(schema.getItems());
+  }
+
+  private static boolean isNullType(Schema schema) {
+    return schema.getType() != null && schema.getType().equals(List.of(Schema.SchemaType.NULL));
   }
 
   /** A reference to one of {@link #HEADERS}. */
@@ -185,7 +237,8 @@ public class ProblemAnswersFilter implements OASFilter {
 
   /**
    * Adds the answers any route may give: 503 (the database), 406 (an Accept header it cannot meet),
-   * 401 on a route that takes a token, 403 on the admin routes (a token without the role).
+   * 400 where it takes a parameter or a body, and on a route that takes a token 401 (none, or a bad
+   * one) and 403 (a token without a subject, or without the admin role).
    */
   @Override
   public Operation filterOperation(Operation operation) {
@@ -194,11 +247,17 @@ public class ProblemAnswersFilter implements OASFilter {
     }
     addShared(operation, "503", DATABASE_UNAVAILABLE);
     addShared(operation, "406", NOT_ACCEPTABLE);
+    if ((operation.getParameters() != null && !operation.getParameters().isEmpty())
+        || operation.getRequestBody() != null) {
+      addShared(operation, "400", "malformed");
+    }
     if (operation.getSecurity() != null && !operation.getSecurity().isEmpty()) {
       addShared(operation, "401", "unauthenticated");
-    }
-    if (operation.getTags() != null && operation.getTags().contains("admin")) {
       addShared(operation, "403", "forbidden");
+      if (DOWNLOAD.equals(operation.getOperationId())) {
+        // A signed download_url is the other way in: no token at all (an empty requirement).
+        operation.addSecurityRequirement(OASFactory.createSecurityRequirement());
+      }
     }
     return operation;
   }

@@ -15,6 +15,13 @@ public final class Payloads {
 
   private Payloads() {}
 
+  /**
+   * The JSON Schema {@code pattern} of a string that is not blank ({@code \\S}, one character that
+   * is not white space), escaped to sit inside a JSON string: the kinds' payload schemas ({@code
+   * RouteDoc.payloadSchema}) give it to the fields {@link #string} refuses blank.
+   */
+  public static final String NOT_BLANK = "\\\\S";
+
   /** Refuses any key outside {@code allowed}, naming the allowed ones. */
   public static void allowOnly(Map<String, Object> payload, Set<String> allowed) {
     for (String key : payload.keySet()) {

@@ -13,7 +13,13 @@ import io.asyncjobs.client.model.BatchItem;
 import io.asyncjobs.client.model.BatchResult;
 import io.asyncjobs.client.model.BulkRequest;
 import io.asyncjobs.client.model.BulkResult;
+import io.asyncjobs.client.model.DeepsearchBatch;
+import io.asyncjobs.client.model.DeepsearchBatchJob;
+import io.asyncjobs.client.model.DeepsearchPayload;
 import io.asyncjobs.client.model.Enqueued;
+import io.asyncjobs.client.model.ForkBatch;
+import io.asyncjobs.client.model.ForkBatchJob;
+import io.asyncjobs.client.model.ForkPayload;
 import io.asyncjobs.client.model.Job;
 import io.asyncjobs.client.model.JobList;
 import io.asyncjobs.client.model.NoopBatch;
@@ -23,6 +29,12 @@ import io.asyncjobs.client.model.NoopPayloadFail;
 import io.asyncjobs.client.model.Pause;
 import io.asyncjobs.client.model.PauseRequest;
 import io.asyncjobs.client.model.Problem;
+import io.asyncjobs.client.model.SeoBatch;
+import io.asyncjobs.client.model.SeoBatchJob;
+import io.asyncjobs.client.model.SeoMetaBatch;
+import io.asyncjobs.client.model.SeoMetaBatchJob;
+import io.asyncjobs.client.model.SeoMetaPayload;
+import io.asyncjobs.client.model.SeoPayload;
 import io.asyncjobs.client.model.ServiceCard;
 import io.asyncjobs.client.model.Settings;
 import io.asyncjobs.client.model.SettingsOverride;
@@ -249,6 +261,97 @@ class GeneratedClientTest {
                 .jobs(
                     List.of(new ZipBatchJob().payload(new ZipPayload().paths(List.of("client"))))));
     assertThat(zips.getJobs()).singleElement().extracting(BatchItem::getKind).isEqualTo("zip");
+  }
+
+  /** Every other kind, single and batched, with its own typed payload; a body too large. */
+  @Test
+  void shouldEnqueueEveryKindWithItsTypedPayloadThroughTheClient() throws Exception {
+    ApiClient alice = client(ALICE);
+    KindsApi kinds = new KindsApi(alice);
+    Path site = Files.createDirectories(data.root().resolve("files/user/alice/client-site"));
+    Files.writeString(site.resolve("index.html"), "<html><head><title>Home</title></head></html>");
+
+    List<Enqueued> single =
+        List.of(
+            kinds.enqueueFork(
+                new ForkPayload().source("client-site").target("client-copy"),
+                null,
+                null,
+                null,
+                null,
+                null),
+            kinds.enqueueSeo(
+                new SeoPayload().site("client-site").baseUrl(URI.create("https://example.com/")),
+                null,
+                null,
+                null,
+                null,
+                null),
+            kinds.enqueueSeoMeta(
+                new SeoMetaPayload().site("client-site").writeCopies(true),
+                null,
+                null,
+                null,
+                null,
+                null),
+            kinds.enqueueDeepsearch(
+                new DeepsearchPayload().root("client-site").query("home").limit(5),
+                null,
+                null,
+                null,
+                null,
+                null));
+    assertThat(single)
+        .extracting(Enqueued::getKind)
+        .containsExactly("fork", "seo", "seo_meta", "deepsearch");
+
+    List<BatchResult> batches =
+        List.of(
+            kinds.enqueueForkBatch(
+                new ForkBatch()
+                    .jobs(
+                        List.of(
+                            new ForkBatchJob()
+                                .payload(
+                                    new ForkPayload().source("client-site").target("client-2"))))),
+            kinds.enqueueSeoBatch(
+                new SeoBatch()
+                    .jobs(
+                        List.of(new SeoBatchJob().payload(new SeoPayload().site("client-site"))))),
+            kinds.enqueueSeoMetaBatch(
+                new SeoMetaBatch()
+                    .jobs(
+                        List.of(
+                            new SeoMetaBatchJob()
+                                .payload(new SeoMetaPayload().site("client-site"))))),
+            kinds.enqueueDeepsearchBatch(
+                new DeepsearchBatch()
+                    .jobs(
+                        List.of(
+                            new DeepsearchBatchJob()
+                                .payload(
+                                    new DeepsearchPayload().root("client-site").query("home"))))));
+    assertThat(batches)
+        .extracting(batch -> batch.getJobs().get(0).getKind())
+        .containsExactly("fork", "seo", "seo_meta", "deepsearch");
+
+    // Over jobs.api.max-body-bytes (1 MiB): a 413 problem, and nothing enqueued.
+    long before = db.query("SELECT uid FROM jobs").size();
+    ApiException tooLarge =
+        catchThrowableOfType(
+            ApiException.class,
+            () ->
+                kinds.enqueueZip(
+                    new ZipPayload().paths(java.util.Collections.nCopies(1000, "x".repeat(1100))),
+                    null,
+                    null,
+                    null,
+                    null,
+                    null));
+    assertThat(tooLarge.getCode()).isEqualTo(413);
+    assertThat(problem(alice, tooLarge).getType())
+        .isEqualTo("urn:async-jobs:problem:body-too-large");
+    assertThat(db.query("SELECT uid FROM jobs")).hasSize((int) before);
   }
 
   /** Cancel: a pending job fails at once (200), a running one is asked to stop (202). */

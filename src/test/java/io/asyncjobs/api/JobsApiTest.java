@@ -417,7 +417,7 @@ class JobsApiTest {
         .then()
         .statusCode(405)
         .contentType(Problem.MEDIA_TYPE)
-        .header("Allow", "GET");
+        .header("Allow", "GET, HEAD");
     assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
   }
 
@@ -432,20 +432,20 @@ class JobsApiTest {
         .then()
         .statusCode(405)
         .contentType(Problem.MEDIA_TYPE)
-        .header("Allow", "GET")
+        .header("Allow", "GET, HEAD")
         .body("type", equalTo("urn:async-jobs:problem:method-not-allowed"));
     // RFC 9110: a 405 names the methods the route takes, on every route (docs/api.md says so).
     as(ALICE)
         .post("/api/jobs/" + UUID.randomUUID())
         .then()
         .statusCode(405)
-        .header("Allow", "DELETE, GET");
+        .header("Allow", "DELETE, GET, HEAD");
     as(ADMIN).get("/api/admin/services/zip/pause").then().statusCode(405).header("Allow", "POST");
     as(ADMIN)
         .delete("/api/admin/services/zip/settings")
         .then()
         .statusCode(405)
-        .header("Allow", "GET, PUT");
+        .header("Allow", "GET, HEAD, PUT");
     as(ALICE)
         .contentType(ContentType.JSON)
         .body("{}")

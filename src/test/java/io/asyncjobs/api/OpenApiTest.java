@@ -3,10 +3,19 @@ package io.asyncjobs.api;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.asyncjobs.testing.Tokens;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 @QuarkusTest
@@ -170,8 +179,8 @@ class OpenApiTest {
     // and a schema on every answer with a body, else the generated method returns nothing.
     JsonPath doc = openApi();
     Map<String, Map<String, Map<String, Object>>> paths = doc.getMap("paths");
-    java.util.Set<String> ids = new java.util.HashSet<>();
-    java.util.List<String> missing = new java.util.ArrayList<>();
+    Set<String> ids = new HashSet<>();
+    List<String> missing = new ArrayList<>();
     paths.forEach(
         (path, operations) ->
             operations.forEach(
@@ -208,6 +217,19 @@ class OpenApiTest {
     assertThat(doc.getList("components.schemas.Job.required")).contains("uid", "error");
   }
 
+  @Test
+  void shouldNameTheMethodsARouteTakesOnA405() {
+    // No operation can declare a 405 (it answers a method the path lacks); RFC 9110 has it name
+    // the methods in Allow. Read from the resources' annotations, in the native executable too.
+    given()
+        .auth()
+        .oauth2(Tokens.user("alice"))
+        .put("/api/jobs/" + UUID.randomUUID())
+        .then()
+        .statusCode(405)
+        .header("Allow", "DELETE, GET, HEAD");
+  }
+
   private static JsonPath openApi() {
     String text =
         given()
@@ -219,9 +241,9 @@ class OpenApiTest {
             .asString();
     try {
       // The served document, for a reader (the build-time copy lacks the kinds' routes).
-      java.nio.file.Files.writeString(java.nio.file.Path.of("target/served-openapi.json"), text);
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
+      Files.writeString(Path.of("target/served-openapi.json"), text);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
     return new JsonPath(text);
   }

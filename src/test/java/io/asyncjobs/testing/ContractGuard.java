@@ -31,18 +31,37 @@ public class ContractGuard implements QuarkusTestBeforeEachCallback, QuarkusTest
       return;
     }
     String test = context.getTestInstance().getClass().getSimpleName() + "#" + method.getName();
+    String profile = profileOf(context.getTestInstance().getClass());
     RestAssured.filters(
         new ContractFilter(
-            ContractGuard::servedDocument,
+            () -> servedDocument(profile),
             () -> RestAssured.port,
             violations -> ContractViolations.report(test, violations)));
   }
 
-  /** The document of the app RestAssured points at, fetched at its first use and kept. */
-  private static ContractDocument servedDocument() {
+  /**
+   * The test profile a class runs under: an app started with another profile may serve another
+   * document (other kinds enabled) on the same port.
+   */
+  private static String profileOf(Class<?> type) {
+    for (Class<?> c = type; c != null; c = c.getEnclosingClass()) {
+      io.quarkus.test.junit.TestProfile profile =
+          c.getAnnotation(io.quarkus.test.junit.TestProfile.class);
+      if (profile != null) {
+        return profile.value().getName();
+      }
+    }
+    return "default";
+  }
+
+  /**
+   * The document of the app RestAssured points at, fetched at its first use and kept for the app's
+   * address and test profile.
+   */
+  private static ContractDocument servedDocument(String profile) {
+    String base = RestAssured.baseURI + ":" + RestAssured.port;
     return DOCUMENTS.computeIfAbsent(
-        RestAssured.baseURI + ":" + RestAssured.port,
-        base -> ContractDocument.parse(ContractDocument.fetch(base)));
+        base + " " + profile, key -> ContractDocument.parse(ContractDocument.fetch(base)));
   }
 
   @Override

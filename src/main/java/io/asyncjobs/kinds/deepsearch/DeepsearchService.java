@@ -160,12 +160,13 @@ public class DeepsearchService extends JobService implements PayloadCheck {
         """
         {"type": "object", "required": ["root", "query"], "additionalProperties": false,
          "properties": {
-           "root": {"type": "string", "minLength": 1, "maxLength": 4096,
+           "root": {"type": "string", "minLength": 1, "maxLength": %d, "pattern": "%s",
                     "description": "the folder of your tree to search"},
-           "query": {"type": "string", "minLength": 1, "maxLength": 2000,
+           "query": {"type": "string", "minLength": 1, "maxLength": %d, "pattern": "%s",
                      "description": "Lucene classic query syntax"},
-           "limit": {"type": "integer", "minimum": 1, "maximum": 1000,
-                     "description": "most hits kept"}}}""",
+           "limit": {"type": "integer", "minimum": 1, "maximum": %d,
+                     "description": "most hits kept"}}}"""
+            .formatted(MAX_PATH, Payloads.NOT_BLANK, MAX_QUERY, Payloads.NOT_BLANK, MAX_LIMIT),
         Map.of());
   }
 

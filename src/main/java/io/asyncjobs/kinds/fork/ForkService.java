@@ -120,10 +120,11 @@ public class ForkService extends JobService implements PayloadCheck {
         """
         {"type": "object", "required": ["source", "target"], "additionalProperties": false,
          "properties": {
-           "source": {"type": "string", "minLength": 1, "maxLength": 4096,
+           "source": {"type": "string", "minLength": 1, "maxLength": %1$d, "pattern": "%2$s",
                       "description": "a folder of your tree"},
-           "target": {"type": "string", "minLength": 1, "maxLength": 4096,
-                      "description": "the new folder; it must not exist"}}}""",
+           "target": {"type": "string", "minLength": 1, "maxLength": %1$d, "pattern": "%2$s",
+                      "description": "the new folder; it must not exist"}}}"""
+            .formatted(MAX_PATH, Payloads.NOT_BLANK),
         Map.of("409", "The target exists (type target-exists)"));
   }
 

@@ -243,15 +243,17 @@ public class NoopService extends JobService implements PayloadCheck {
         """
         {"type": "object", "additionalProperties": false,
          "properties": {
-           "sleep_ms": {"type": "integer", "minimum": 0, "maximum": 3600000},
-           "progress_steps": {"type": "integer", "minimum": 0, "maximum": 1000},
-           "artifact_bytes": {"type": "integer", "minimum": 0, "maximum": 1073741824},
+           "sleep_ms": {"type": "integer", "minimum": 0, "maximum": %d},
+           "progress_steps": {"type": "integer", "minimum": 0, "maximum": %d},
+           "artifact_bytes": {"type": "integer", "minimum": 0, "maximum": %d},
            "fail": {"type": ["boolean", "string"],
                     "description": "true, or the message the job fails with"},
-           "fail_attempts": {"type": "integer", "minimum": 0, "maximum": 100,
+           "fail_attempts": {"type": "integer", "minimum": 0, "maximum": %d,
                              "description": "attempts that fail transiently first"},
            "record": {"type": "boolean", "description": "record each execution (tests)"},
-           "name": {"type": "string", "description": "the download's file name"}}}""",
+           "name": {"type": "string", "minLength": 1, "maxLength": 255,
+                    "description": "the download's file name"}}}"""
+            .formatted(MAX_SLEEP_MS, MAX_PROGRESS_STEPS, MAX_ARTIFACT_BYTES, MAX_FAIL_ATTEMPTS),
         Map.of());
   }
 

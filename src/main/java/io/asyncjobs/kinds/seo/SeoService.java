@@ -65,10 +65,11 @@ public class SeoService extends SiteKind {
         """
         {"type": "object", "required": ["site"], "additionalProperties": false,
          "properties": {
-           "site": {"type": "string", "minLength": 1, "maxLength": 4096,
+           "site": {"type": "string", "minLength": 1, "maxLength": %d, "pattern": "%s",
                     "description": "a folder of your tree holding the pages"},
-           "base_url": {"type": "string", "format": "uri", "maxLength": 2000,
-                        "description": "the site's public address, for sitemap.xml"}}}""",
+           "base_url": {"type": "string", "format": "uri", "maxLength": %d,
+                        "description": "the site's public address, for sitemap.xml"}}}"""
+            .formatted(SiteFiles.MAX_SITE_LENGTH, Payloads.NOT_BLANK, MAX_BASE_URL_LENGTH),
         Map.of());
   }
 

@@ -69,10 +69,11 @@ public class SeoMetaService extends SiteKind {
         """
         {"type": "object", "required": ["site"], "additionalProperties": false,
          "properties": {
-           "site": {"type": "string", "minLength": 1, "maxLength": 4096,
+           "site": {"type": "string", "minLength": 1, "maxLength": %d, "pattern": "%s",
                     "description": "a folder of your tree holding the pages"},
            "write_copies": {"type": "boolean",
-                            "description": "also zip patched copies of the pages"}}}""",
+                            "description": "also zip patched copies of the pages"}}}"""
+            .formatted(SiteFiles.MAX_SITE_LENGTH, Payloads.NOT_BLANK),
         Map.of());
   }
 

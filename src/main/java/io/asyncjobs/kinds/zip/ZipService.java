@@ -123,13 +123,14 @@ public class ZipService extends JobService implements PayloadCheck {
         """
         {"type": "object", "required": ["paths"], "additionalProperties": false,
          "properties": {
-           "paths": {"type": "array", "minItems": 1, "maxItems": 1000,
-                     "items": {"type": "string", "minLength": 1},
+           "paths": {"type": "array", "minItems": 1, "maxItems": %d,
+                     "items": {"type": "string", "minLength": 1, "pattern": "%s"},
                      "description": "files and folders relative to your folder"},
-           "name": {"type": "string", "minLength": 1, "maxLength": 200,
+           "name": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[^/\\\\\\\\]+$",
                     "description": "the download's file name, without folders"},
            "level": {"type": "integer", "minimum": 0, "maximum": 9,
-                     "description": "deflate level (default 6)"}}}""",
+                     "description": "deflate level (default 6)"}}}"""
+            .formatted(MAX_PATHS, Payloads.NOT_BLANK),
         Map.of());
   }
 
