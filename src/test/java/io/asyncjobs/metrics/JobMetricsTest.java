@@ -260,9 +260,12 @@ class JobMetricsTest {
     String uid = enqueueNoop(ALICE, "{\"artifact_bytes\": 10}");
     runAll(noop);
     metrics.refreshQueueGauges();
+    // A method the route lacks (405) matches no route template; its series must not carry the id.
+    String other = UUID.randomUUID().toString();
+    given().auth().oauth2(ALICE).post("/api/jobs/" + other + "/download").then().statusCode(405);
 
     String text = scrapeText();
-    assertThat(text).doesNotContain(uid).doesNotContain("alice");
+    assertThat(text).doesNotContain(uid).doesNotContain(other).doesNotContain("alice");
     List<String> jobSeries = new ArrayList<>();
     for (String line : text.split("\n")) {
       Matcher sample = SAMPLE.matcher(line);
