@@ -25,6 +25,23 @@ class HealthTest {
   }
 
   @Test
+  void shouldNameTheReleaseThisReplicaRunsInTheLivenessDetails() {
+    // Beside each other during a rollout or a rollback, replicas say which release they run.
+    String version =
+        org.eclipse.microprofile.config.ConfigProvider.getConfig()
+            .getValue("quarkus.application.version", String.class);
+    given()
+        .when()
+        .get("/q/health/live")
+        .then()
+        .statusCode(200)
+        .body("checks.find { it.name == 'release' }.status", equalTo("UP"))
+        .body("checks.find { it.name == 'release' }.data.name", equalTo("async-jobs"))
+        .body("checks.find { it.name == 'release' }.data.version", equalTo(version));
+    org.assertj.core.api.Assertions.assertThat(version).matches("\\d+\\.\\d+\\.\\d+(-SNAPSHOT)?");
+  }
+
+  @Test
   void shouldShowThisReplicaAsTheOwnerWithItsEpoch() {
     given()
         .when()

@@ -938,6 +938,24 @@
     loadJobs();
   });
 
+  // The release this replica runs, from its liveness details (no token needed): during a rollout
+  // or a rollback, replicas of two releases answer side by side.
+  fetch('../q/health/live', { cache: 'no-store', credentials: 'omit' })
+    .then(function (response) {
+      return response.json();
+    })
+    .then(function (health) {
+      var release = (health.checks || []).filter(function (check) {
+        return check.name === 'release';
+      })[0];
+      if (release && release.data) {
+        $('release').textContent = 'release ' + text(release.data.version);
+      }
+    })
+    .catch(function () {
+      // The page works without it.
+    });
+
   var saved = sessionStorage.getItem(TOKEN_KEY);
   if (saved) {
     show($('sign-in-message'), 'Signing in with the token of this tab…', false);

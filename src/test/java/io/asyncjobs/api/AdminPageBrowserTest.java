@@ -111,6 +111,14 @@ class AdminPageBrowserTest {
 
   @Test
   void shouldSignInWithAnAdminTokenKeepItAcrossAReloadAndForgetItOnSignOut() {
+    // The release this replica runs shows before anyone signs in (during a rollout or a rollback
+    // two releases answer side by side).
+    String version =
+        org.eclipse.microprofile.config.ConfigProvider.getConfig()
+            .getValue("quarkus.application.version", String.class);
+    await(
+        "the release", d -> d.findElement(By.id("release")).getText().equals("release " + version));
+
     signIn(Tokens.signedByStranger("mallory"));
     assertThat(awaitMessage("sign-in-message", "The service refused this token"))
         .contains("the bearer token is invalid or expired");
