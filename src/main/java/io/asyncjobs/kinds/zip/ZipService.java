@@ -20,6 +20,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -37,6 +38,7 @@ import org.apache.commons.compress.archivers.zip.ZipArchiveEntry;
 import org.apache.commons.compress.archivers.zip.ZipArchiveOutputStream;
 import org.apache.commons.compress.parallel.FileBasedScatterGatherBackingStore;
 import org.apache.commons.compress.parallel.InputStreamSupplier;
+import org.jboss.logging.Logger;
 
 /**
  * {@code zip}: one archive of the files and folders a caller names. Entries are deflated in
@@ -52,6 +54,11 @@ public class ZipService extends JobService implements PayloadCheck {
 
   /** Most paths one archive may name. */
   static final int MAX_PATHS = 1000;
+
+  /** How long a failed or finished attempt waits for its compression workers to stop. */
+  static final Duration WORKERS_STOP = Duration.ofSeconds(30);
+
+  private static final Logger LOG = Logger.getLogger(ZipService.class);
 
   /** Compression level when the payload names none, as {@code zip -6}. */
   static final int DEFAULT_LEVEL = 6;
@@ -194,6 +201,10 @@ public class ZipService extends JobService implements PayloadCheck {
       throw VolumeSpace.orFilledUp(e, free);
     } finally {
       workers.shutdownNow();
+      // A worker may still be opening its spill file when this attempt fails (the stored entries
+      // are copied here while the workers start): the files are listed once every worker is done,
+      // or one made after the list was read is left behind.
+      awaitQuietly(workers);
       Files.deleteIfExists(partial);
       for (Path spill : spills) {
         Files.deleteIfExists(spill);
@@ -304,6 +315,17 @@ public class ZipService extends JobService implements PayloadCheck {
     halfWritten.reached();
     creator.writeTo(out);
     out.finish();
+  }
+
+  /** Waits for the workers to end, keeping an interrupt for the caller to see. */
+  private static void awaitQuietly(ExecutorService workers) {
+    try {
+      if (!workers.awaitTermination(WORKERS_STOP.toMillis(), TimeUnit.MILLISECONDS)) {
+        LOG.warnf("zip workers still running %s after the job ended", WORKERS_STOP);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   @Override
