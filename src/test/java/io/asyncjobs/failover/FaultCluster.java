@@ -85,9 +85,15 @@ final class FaultCluster implements AutoCloseable {
     return env;
   }
 
-  /** Starts a replica and waits until it is ready. */
+  /** Starts a replica of this build's packaged application (it does not wait until ready). */
   ServiceProcess start(String name, Map<String, String> env) throws Exception {
-    ServiceProcess replica = ServiceProcess.start(name, env);
+    return start(name, env, ServiceProcess.command());
+  }
+
+  /** Starts a replica with {@code command}, for instance another build's quarkus-run.jar. */
+  ServiceProcess start(String name, Map<String, String> env, List<String> command)
+      throws Exception {
+    ServiceProcess replica = ServiceProcess.start(name, env, command);
     replicas.add(replica);
     return replica;
   }

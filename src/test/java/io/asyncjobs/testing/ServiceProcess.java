@@ -48,10 +48,19 @@ public final class ServiceProcess implements AutoCloseable {
 
   /** Starts a replica named {@code name}; its output goes to target/failover/NAME.log. */
   public static ServiceProcess start(String name, Map<String, String> env) throws IOException {
+    return start(name, env, command());
+  }
+
+  /**
+   * Starts a replica named {@code name} with {@code command} (for instance {@link #jarCommand} of
+   * another build of the application); its output goes to target/failover/NAME.log.
+   */
+  public static ServiceProcess start(String name, Map<String, String> env, List<String> command)
+      throws IOException {
     int port = freePort();
     Path log = Files.createDirectories(Path.of("target", "failover")).resolve(name + ".log");
     ProcessBuilder builder =
-        new ProcessBuilder(command()).redirectErrorStream(true).redirectOutput(log.toFile());
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
     builder.environment().putAll(env);
     builder.environment().put("QUARKUS_HTTP_HOST", "127.0.0.1");
     builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
@@ -201,17 +210,21 @@ public final class ServiceProcess implements AutoCloseable {
     }
     Path path = ARTIFACT.resolveSibling(artifact.getProperty("path"));
     return switch (artifact.getProperty("type")) {
-      case "jar" ->
-          List.of(
-              Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-              "-Xmx256m",
-              "-jar",
-              path.toString());
+      case "jar" -> jarCommand(path);
       case "native" -> List.of(path.toString(), "-Xmx256m");
       default ->
           throw new IllegalStateException(
               ARTIFACT + " names a " + artifact.getProperty("type") + ", which cannot run");
     };
+  }
+
+  /** The command that runs the fast-jar {@code quarkusRunJar} (quarkus-run.jar) on this JVM. */
+  public static List<String> jarCommand(Path quarkusRunJar) {
+    return List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Xmx256m",
+        "-jar",
+        quarkusRunJar.toString());
   }
 
   private static int freePort() throws IOException {
