@@ -246,7 +246,7 @@ final class FaultCluster implements AutoCloseable {
   }
 
   /** Each row of a query as one line of label=value pairs. */
-  private String lines(String query) throws SQLException {
+  String lines(String query) throws SQLException {
     StringBuilder out = new StringBuilder();
     try (Connection c = connect();
         Statement s = c.createStatement();

@@ -292,6 +292,16 @@ class UpgradeRollbackIT {
       row(out, "replicas unready after ready", unready.size(), "0");
       row(out, "replicas crashed or refused to start", crashes.size(), "0");
       row(out, "rollout steps taken (upgrade 2, rollback 2)", stepsTaken, "4");
+      if (notDone > 0) {
+        out.append("  not done at the end, by status and kind: ")
+            .append(
+                cluster.lines(
+                    "SELECT status, kind, count(*) AS jobs, min(created_at) AS first_created,"
+                        + " max(created_at) AS last_created FROM jobs WHERE status <> 'done'"
+                        + " GROUP BY status, kind"))
+            .append('\n');
+        System.out.println("upgrade: jobs not done:\n" + cluster.jobsOfInterest());
+      }
       out.append("  exit codes after SIGTERM: ").append(String.join(" ", exits)).append('\n');
       for (String crash : crashes) {
         out.append("  crashed: ").append(crash).append('\n');
