@@ -51,6 +51,9 @@ else
 fi
 
 rm -f target/upgrade/report.txt
+# Maven copies resources without removing stale ones: a migration deleted from src (say, after a
+# switch of branches) would still be packaged into HEAD and applied.
+rm -rf target/classes/db/migration
 # HEAD's package phase, then UpgradeRollbackIT alone (surefire matches no test).
 built=$SECONDS
 set +e
