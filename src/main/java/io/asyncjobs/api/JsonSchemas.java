@@ -2,7 +2,6 @@ package io.asyncjobs.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -74,12 +73,6 @@ final class JsonSchemas {
 
   /** A scalar keyword's value: numbers as BigDecimal, as the model keeps bounds. */
   private static Object plain(JsonNode value) {
-    if (value.isIntegralNumber()) {
-      return value.numberType() == com.fasterxml.jackson.core.JsonParser.NumberType.INT
-              || value.numberType() == com.fasterxml.jackson.core.JsonParser.NumberType.LONG
-          ? new BigDecimal(value.asLong())
-          : value.decimalValue();
-    }
     if (value.isNumber()) {
       return value.decimalValue();
     }

@@ -1,7 +1,6 @@
 package io.asyncjobs.api;
 
 import io.asyncjobs.callbacks.CallbackSignature;
-import io.asyncjobs.problem.Problem;
 import io.asyncjobs.queue.JobPriority;
 import io.asyncjobs.queue.JobQueue;
 import io.quarkus.arc.Arc;
@@ -17,6 +16,7 @@ import org.eclipse.microprofile.openapi.OASFilter;
 import org.eclipse.microprofile.openapi.models.OpenAPI;
 import org.eclipse.microprofile.openapi.models.Operation;
 import org.eclipse.microprofile.openapi.models.callbacks.Callback;
+import org.eclipse.microprofile.openapi.models.media.Content;
 import org.eclipse.microprofile.openapi.models.media.Schema;
 import org.eclipse.microprofile.openapi.models.parameters.Parameter;
 import org.eclipse.microprofile.openapi.models.responses.APIResponses;
@@ -58,6 +58,8 @@ public class KindOperationsFilter implements OASFilter {
 
   /** The completion callback, under {@code components.callbacks}, that every enqueue names. */
   static final String CALLBACK = "jobEnded";
+
+  private static final String JSON = "application/json";
 
   /** The callback's body, the schema of {@code Job}. */
   static final String JOB = "Job";
@@ -260,12 +262,7 @@ public class KindOperationsFilter implements OASFilter {
                         code,
                         OASFactory.createAPIResponse()
                             .description(description)
-                            .content(
-                                OASFactory.createContent()
-                                    .addMediaType(
-                                        Problem.MEDIA_TYPE,
-                                        OASFactory.createMediaType()
-                                            .schema(OASFactory.createSchema().ref("Problem"))))));
+                            .content(ProblemAnswersFilter.problemContent())));
     return operation;
   }
 
@@ -310,12 +307,7 @@ public class KindOperationsFilter implements OASFilter {
                 .description(
                     "All enqueued: one result per job, in the order sent; replayed is true for a"
                         + " job its idempotency_key had enqueued before")
-                .content(
-                    OASFactory.createContent()
-                        .addMediaType(
-                            "application/json",
-                            OASFactory.createMediaType()
-                                .schema(OASFactory.createSchema().ref(BATCH_RESULT)))));
+                .content(json(OASFactory.createSchema().ref(BATCH_RESULT))));
     return operation;
   }
 
@@ -350,12 +342,7 @@ public class KindOperationsFilter implements OASFilter {
                         .requestBody(
                             OASFactory.createRequestBody()
                                 .required(true)
-                                .content(
-                                    OASFactory.createContent()
-                                        .addMediaType(
-                                            "application/json",
-                                            OASFactory.createMediaType()
-                                                .schema(OASFactory.createSchema().ref(JOB)))))
+                                .content(json(OASFactory.createSchema().ref(JOB))))
                         .responses(
                             OASFactory.createAPIResponses()
                                 .addAPIResponse(
@@ -386,6 +373,13 @@ public class KindOperationsFilter implements OASFilter {
   /** An enqueue route with the answers every kind shares and one example request. */
   private static Operation enqueue(
       String summary, String description, String exampleName, Object example, Schema body) {
+    Content request = json(body);
+    request
+        .getMediaType(JSON)
+        .addExample(
+            exampleName,
+            OASFactory.createExample()
+                .value(example instanceof String text ? Examples.parsed(text) : example));
     APIResponses responses = OASFactory.createAPIResponses();
     SHARED.forEach(
         (code, shared) ->
@@ -395,22 +389,12 @@ public class KindOperationsFilter implements OASFilter {
         .description(description)
         .tags(List.of(TAG))
         .addSecurityRequirement(OASFactory.createSecurityRequirement().addScheme("bearer"))
-        .requestBody(
-            OASFactory.createRequestBody()
-                .required(true)
-                .content(
-                    OASFactory.createContent()
-                        .addMediaType(
-                            "application/json",
-                            OASFactory.createMediaType()
-                                .schema(body)
-                                .addExample(
-                                    exampleName,
-                                    OASFactory.createExample()
-                                        .value(
-                                            example instanceof String text
-                                                ? Examples.parsed(text)
-                                                : example)))))
+        .requestBody(OASFactory.createRequestBody().required(true).content(request))
         .responses(responses);
+  }
+
+  /** An application/json body whose schema is {@code schema}. */
+  private static Content json(Schema schema) {
+    return ProblemAnswersFilter.content(JSON, schema);
   }
 }

@@ -11,7 +11,7 @@ import org.eclipse.microprofile.openapi.OASFilter;
 import org.eclipse.microprofile.openapi.models.OpenAPI;
 import org.eclipse.microprofile.openapi.models.Operation;
 import org.eclipse.microprofile.openapi.models.headers.Header;
-import org.eclipse.microprofile.openapi.models.media.MediaType;
+import org.eclipse.microprofile.openapi.models.media.Content;
 import org.eclipse.microprofile.openapi.models.media.Schema;
 import org.eclipse.microprofile.openapi.models.responses.APIResponse;
 
@@ -270,14 +270,24 @@ public class ProblemAnswersFilter implements OASFilter {
   }
 
   private static APIResponse response(Answer answer) {
-    MediaType body = OASFactory.createMediaType().schema(OASFactory.createSchema().ref("Problem"));
+    Content body = problemContent();
     if (answer.example() != null) {
-      body.addExample(
-          answer.exampleName(),
-          OASFactory.createExample().value(Examples.parsed(answer.example())));
+      body.getMediaType(Problem.MEDIA_TYPE)
+          .addExample(
+              answer.exampleName(),
+              OASFactory.createExample().value(Examples.parsed(answer.example())));
     }
-    return OASFactory.createAPIResponse()
-        .description(answer.description())
-        .content(OASFactory.createContent().addMediaType(Problem.MEDIA_TYPE, body));
+    return OASFactory.createAPIResponse().description(answer.description()).content(body);
+  }
+
+  /** A body of one media type whose schema is {@code schema}. */
+  static Content content(String mediaType, Schema schema) {
+    return OASFactory.createContent()
+        .addMediaType(mediaType, OASFactory.createMediaType().schema(schema));
+  }
+
+  /** An application/problem+json body of the {@code Problem} schema. */
+  static Content problemContent() {
+    return content(Problem.MEDIA_TYPE, OASFactory.createSchema().ref("Problem"));
   }
 }
