@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks. Usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards|fairness|native
+# Benchmarks. Usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards|fairness|native|migrations
 #
 # Each suite starts its own PostgreSQL on loopback (Debian's postgresql-15 binaries; installed with
 # apt when missing), measures a reference on that same machine, then runs the benchmark and prints
@@ -25,13 +25,16 @@
 #   native  the native executable against the JVM build of the same commit: time to ready, resident
 #           memory idle and under a drain, drain rate, size (bench/native-suite.sh; the executable
 #           comes from bench/native.sh).
+#   migrations each migration after V1 applied as Flyway would to a jobs table of 10^6 rows while a
+#           probe enqueues and claims: wall time, the lock each holds on jobs, the longest enqueue
+#           and claim during it (bench/migrations.sh; no app build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 suite=${1:-engine}
 case "$suite" in
-  engine | http | enqueue | zip | memory | scale | kinds | peers | shards | fairness | native) ;;
-  *) echo "usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards|fairness|native" >&2; exit 2 ;;
+  engine | http | enqueue | zip | memory | scale | kinds | peers | shards | fairness | native | migrations) ;;
+  *) echo "usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards|fairness|native|migrations" >&2; exit 2 ;;
 esac
 
 # Installs Debian package $1 with apt when the executable $2 is missing.
@@ -887,6 +890,7 @@ case "$suite" in
   shards) . bench/shards.sh ;;
   fairness) . bench/fairness.sh ;;
   native) . bench/native-suite.sh ;;
+  migrations) . bench/migrations.sh ;;
 esac
 
 "suite_$suite"
