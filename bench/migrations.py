@@ -53,7 +53,12 @@ UPDATE jobs SET status = 'running', started_at = now(), updated_at = now()
 RETURNING uid
 """
 LOCKS = """
-SELECT l.mode, l.granted FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+SELECT l.mode, l.granted,
+       CASE WHEN NOT l.granted THEN
+         (SELECT string_agg(DISTINCT b.backend_type || ' ' || coalesce(nullif(b.application_name, ''), '-')
+                            || ': ' || left(regexp_replace(b.query, '\\s+', ' ', 'g'), 60), '; ')
+            FROM pg_stat_activity b WHERE b.pid = ANY (pg_blocking_pids(l.pid))) END
+  FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
  WHERE a.application_name = %s AND l.locktype = 'relation' AND l.relation = %s
 """
 
@@ -99,7 +104,7 @@ class Probe(threading.Thread):
 
 
 class LockPoller(threading.Thread):
-    """The migrating session's locks on jobs, every POLL_S: (time, [(mode, granted)])."""
+    """The migrating session's locks on jobs, every POLL_S: (time, [(mode, granted, blockers)])."""
 
     def __init__(self, port, jobs_oid):
         super().__init__(daemon=True)
@@ -198,9 +203,11 @@ def main():
         time.sleep(0.3)  # statements that waited on the migration finish and are counted
         held_at_commit = [line.strip() for line in done.stdout.splitlines() if line.strip() in MODES]
         polls = [(t, locks) for t, locks in poller.polls if begin <= t <= end]
-        seen = [mode for _, locks in polls for mode, _ in locks]
-        waited = any(not granted for _, locks in polls for _, granted in locks)
-        blocking = [t for t, locks in polls if any(mode in BLOCKING for mode, _ in locks)]
+        seen = [mode for _, locks in polls for mode, _, _ in locks]
+        waited = any(not granted for _, locks in polls for _, granted, _ in locks)
+        # Whom the migration waited behind: a lock it queues for stops every statement after it.
+        behind = sorted({b for _, locks in polls for _, _, b in locks if b})
+        blocking = [t for t, locks in polls if any(mode in BLOCKING for mode, _, _ in locks)]
         if blocking:
             blocking_ms = (blocking[-1] - blocking[0]) * 1000 + POLL_S * 1000
         elif any(mode in BLOCKING for mode in held_at_commit):
@@ -214,7 +221,7 @@ def main():
             "transaction": "none (CONCURRENTLY)" if concurrent else "one",
             "wall_ms": round((end - begin) * 1000, 1),
             "lock": strongest(seen + held_at_commit) or "none",
-            "lock_waited": waited,
+            "lock_waited": waited, "waited_behind": behind,
             "blocking_ms": round(blocking_ms, 1),
             "enqueue_stall_ms": round(enq_ms, 1), "enqueues": enq_n,
             "claim_stall_ms": round(claim_ms, 1), "claims": claim_n,

@@ -65,7 +65,8 @@ for r in rows:
     v = f"v{r['version']}"
     lock = r["lock"] + (" (waited)" if r["lock_waited"] else "")
     out.append({"measure": f"{v}_wall", "value": r["wall_ms"], "unit": "ms",
-                "description": r["description"], "lock": r["lock"], "lock_waited": r["lock_waited"]})
+                "description": r["description"], "lock": r["lock"], "lock_waited": r["lock_waited"],
+                "waited_behind": r["waited_behind"]})
     out.append({"measure": f"{v}_blocking_lock_held", "value": r["blocking_ms"], "unit": "ms",
                 "lock": r["lock"]})
     out.append({"measure": f"{v}_longest_enqueue", "value": r["enqueue_stall_ms"], "unit": "ms",
@@ -75,6 +76,9 @@ for r in rows:
     text.append(f"{'V' + str(r['version']):<8} {r['description'][:28]:<28} {r['transaction']:<19} "
                 f"{r['wall_ms']:>9.0f} {lock:<29} {r['blocking_ms']:>11.0f} "
                 f"{r['enqueue_stall_ms']:>10.1f} {r['claim_stall_ms']:>9.1f}")
+for r in rows:
+    for b in r["waited_behind"]:
+        text.append(f"V{r['version']} waited for its lock behind {b}")
 if ref["first_error"]:
     text.append(f"first probe error: {ref['first_error']}")
 with open(jsonl, "w") as f:
