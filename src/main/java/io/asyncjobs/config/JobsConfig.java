@@ -3,19 +3,15 @@ package io.asyncjobs.config;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import io.smallrye.config.WithName;
-import jakarta.validation.Valid;
-import jakarta.validation.constraints.Max;
-import jakarta.validation.constraints.Min;
-import jakarta.validation.constraints.Pattern;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
-import org.hibernate.validator.constraints.time.DurationMin;
 
 /**
- * Every setting of the job service, under the prefix {@code jobs.}. Values are validated at start;
- * an invalid one stops the application with a message that names its key.
+ * Every setting of the job service, under the prefix {@code jobs.}. Values are checked at start
+ * against the bounds {@link JobsConfigValidator} lists; an invalid one stops the application with a
+ * message that names its key.
  */
 @ConfigMapping(prefix = "jobs")
 public interface JobsConfig {
@@ -46,8 +42,6 @@ public interface JobsConfig {
    * after batch within {@link #sweepBudget()}.
    */
   @WithDefault("1000")
-  @Min(1)
-  @Max(10000)
   int sweepBatchSize();
 
   /**
@@ -57,7 +51,6 @@ public interface JobsConfig {
    * the sweep within the job it is cleaning up.
    */
   @WithDefault("250ms")
-  @DurationMin(millis = 1)
   Duration sweepBudget();
 
   /**
@@ -65,7 +58,6 @@ public interface JobsConfig {
    * owner reads them every tick), so that many replicas do not multiply the load.
    */
   @WithDefault("15s")
-  @DurationMin(millis = 100)
   Duration followerGaugeInterval();
 
   /**
@@ -73,13 +65,10 @@ public interface JobsConfig {
    * so a failing cleanup is never due again within the same sweep.
    */
   @WithDefault("5m")
-  @DurationMin(seconds = 1)
   Duration cleanupRetryDelay();
 
   /** The most jobs one service holds claimed ahead of its free threads; see claim-ahead. */
   @WithDefault("500")
-  @Min(0)
-  @Max(10000)
   int claimAheadMax();
 
   /**
@@ -88,19 +77,16 @@ public interface JobsConfig {
    * users only lower their jobs' priority.
    */
   @WithDefault("0")
-  @Min(-10)
-  @Max(10)
   int userMaxPriority();
 
   /** Settings every service starts from. */
-  @Valid
   ServiceDefaults defaults();
 
   /**
    * Per-service overrides, keyed by service name ({@code jobs.services.zip.max-concurrent=2}); an
    * absent key falls back to {@link #defaults()}.
    */
-  Map<@Pattern(regexp = "[a-z][a-z0-9_]{0,39}") String, @Valid ServiceOverrides> services();
+  Map<String, ServiceOverrides> services();
 
   /** The owner lock: which replica processes jobs. */
   Lock lock();
@@ -109,15 +95,12 @@ public interface JobsConfig {
   EmbeddedDb embeddedDb();
 
   /** The HTTP API: request limits, download links, event streams. */
-  @Valid
   Api api();
 
   /** Who callers are: the bearer token's claims and roles. */
-  @Valid
   Auth auth();
 
   /** Completion callbacks: the POST a job's owner receives when it ends. */
-  @Valid
   Callbacks callbacks();
 
   /** Where completion callbacks may go, how they are signed, and how long they are tried. */
@@ -152,21 +135,18 @@ public interface JobsConfig {
 
     /** The ports a {@code callback_url} may name when its host's entry names none. */
     @WithDefault("80,443,8080,8443")
-    java.util.List<@Min(1) @Max(65535) Integer> allowedPorts();
+    java.util.List<Integer> allowedPorts();
 
     /** How long after a job ends its callback is still tried. */
     @WithDefault("1h")
-    @DurationMin(seconds = 1)
     Duration giveUpAfter();
 
     /** The wait after a first failed delivery, doubled for each later one. */
     @WithDefault("1s")
-    @DurationMin(millis = 1)
     Duration backoff();
 
     /** The longest wait between deliveries. */
     @WithDefault("5m")
-    @DurationMin(millis = 1)
     Duration backoffMax();
 
     /**
@@ -174,13 +154,10 @@ public interface JobsConfig {
      * counts as failed.
      */
     @WithDefault("10s")
-    @DurationMin(millis = 1)
     Duration timeout();
 
     /** Deliveries one shard's owner has under way at once. */
     @WithDefault("16")
-    @Min(1)
-    @Max(256)
     int maxInFlight();
   }
 
@@ -189,7 +166,6 @@ public interface JobsConfig {
 
     /** Largest request body accepted, in bytes; a larger one gets 413 and nothing is written. */
     @WithDefault("1048576")
-    @Min(1024)
     long maxBodyBytes();
 
     /** How long a signed download link stays valid. */
@@ -224,7 +200,6 @@ public interface JobsConfig {
      * what a caller that forgets to close its streams costs.
      */
     @WithDefault("32")
-    @Min(1)
     int eventsMaxPerOwner();
   }
 
@@ -241,7 +216,6 @@ public interface JobsConfig {
 
     /** Verified tokens remembered so repeat requests skip the signature check; 0 turns it off. */
     @WithDefault("10000")
-    @Min(0)
     int tokenCacheSize();
 
     /** The longest a verified token is remembered (never past its own expiry). */
@@ -269,26 +243,18 @@ public interface JobsConfig {
 
     /** Seconds a finished job and its artifact are kept after completion; 7 days. */
     @WithDefault("604800")
-    @Min(1)
-    @Max(315_360_000)
     long retentionSeconds();
 
     /** Jobs of one service processed at the same time by the owner. */
     @WithDefault("4")
-    @Min(1)
-    @Max(256)
     int maxConcurrent();
 
     /** Seconds a job may run before it is interrupted and failed. */
     @WithDefault("3600")
-    @Min(1)
-    @Max(315_360_000)
     long jobTimeoutSeconds();
 
     /** Times a job is put back to pending after its processor vanished before it is failed. */
     @WithDefault("3")
-    @Min(0)
-    @Max(100)
     int maxRetries();
 
     /**
@@ -313,8 +279,6 @@ public interface JobsConfig {
      * Admins are exempt. 0, the default, sets no limit.
      */
     @WithDefault("0")
-    @Min(0)
-    @Max(1_000_000_000)
     int maxPendingPerOwner();
 
     /**
@@ -322,8 +286,6 @@ public interface JobsConfig {
      * claim passes over an owner at it until one of its jobs ends. 0, the default, sets no limit.
      */
     @WithDefault("0")
-    @Min(0)
-    @Max(10_000)
     int maxRunningPerOwner();
 
     /**
@@ -332,8 +294,6 @@ public interface JobsConfig {
      * processor count apart, under {@link #maxRetries()}.
      */
     @WithDefault("1")
-    @Min(1)
-    @Max(100)
     int maxAttempts();
 
     /**
@@ -352,16 +312,16 @@ public interface JobsConfig {
   interface ServiceOverrides {
 
     /** See {@link ServiceDefaults#retentionSeconds()}. */
-    Optional<@Min(1) @Max(315_360_000) Long> retentionSeconds();
+    Optional<Long> retentionSeconds();
 
     /** See {@link ServiceDefaults#maxConcurrent()}. */
-    Optional<@Min(1) @Max(256) Integer> maxConcurrent();
+    Optional<Integer> maxConcurrent();
 
     /** See {@link ServiceDefaults#jobTimeoutSeconds()}. */
-    Optional<@Min(1) @Max(315_360_000) Long> jobTimeoutSeconds();
+    Optional<Long> jobTimeoutSeconds();
 
     /** See {@link ServiceDefaults#maxRetries()}. */
-    Optional<@Min(0) @Max(100) Integer> maxRetries();
+    Optional<Integer> maxRetries();
 
     /** See {@link ServiceDefaults#claimAhead()}. */
     Optional<Duration> claimAhead();
@@ -370,13 +330,13 @@ public interface JobsConfig {
     Optional<ClaimOrder> claimOrder();
 
     /** See {@link ServiceDefaults#maxPendingPerOwner()}. */
-    Optional<@Min(0) @Max(1_000_000_000) Integer> maxPendingPerOwner();
+    Optional<Integer> maxPendingPerOwner();
 
     /** See {@link ServiceDefaults#maxRunningPerOwner()}. */
-    Optional<@Min(0) @Max(10_000) Integer> maxRunningPerOwner();
+    Optional<Integer> maxRunningPerOwner();
 
     /** See {@link ServiceDefaults#maxAttempts()}. */
-    Optional<@Min(1) @Max(100) Integer> maxAttempts();
+    Optional<Integer> maxAttempts();
 
     /** See {@link ServiceDefaults#retryBackoff()}. */
     Optional<Duration> retryBackoff();
@@ -392,7 +352,7 @@ public interface JobsConfig {
      * (docs/leadership.md); 1, the default, keeps the kind in one shard. {@code max-concurrent}
      * holds per shard.
      */
-    Optional<@Min(1) @Max(Shards.MAX_SHARDS_PER_KIND) Integer> shards();
+    Optional<Integer> shards();
   }
 
   /** How replicas agree on the one that processes. */
@@ -427,7 +387,6 @@ public interface JobsConfig {
 
     /** The Lease's name; also what the advisory lock key is derived from. */
     @WithDefault("async-jobs-owner")
-    @Pattern(regexp = "[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
     String name();
 
     /** The Lease's namespace; defaults to the client's (the pod's own namespace in a cluster). */

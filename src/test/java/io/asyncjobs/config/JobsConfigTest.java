@@ -8,19 +8,15 @@ import io.smallrye.config.EnvConfigSource;
 import io.smallrye.config.PropertiesConfigSource;
 import io.smallrye.config.SmallRyeConfig;
 import io.smallrye.config.SmallRyeConfigBuilder;
-import io.smallrye.config.validator.BeanValidationConfigValidator;
-import jakarta.validation.Validation;
-import jakarta.validation.Validator;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** The configuration mapping on its own, validated as the application validates it at start. */
 class JobsConfigTest {
-
-  private static final Validator VALIDATOR =
-      Validation.buildDefaultValidatorFactory().getValidator();
 
   @Test
   void shouldApplyTheDocumentedDefaults() {
@@ -90,13 +86,99 @@ class JobsConfigTest {
         .hasMessageContaining("jobs.defaults.job-timeout-seconds");
   }
 
+  /**
+   * Each bounded key with the lowest and highest value it takes ("" where there is no upper one).
+   */
+  @ParameterizedTest
+  @CsvSource({
+    "jobs.sweep-batch-size, 1, 10000",
+    "jobs.claim-ahead-max, 0, 10000",
+    "jobs.user-max-priority, -10, 10",
+    "jobs.defaults.retention-seconds, 1, 315360000",
+    "jobs.defaults.max-concurrent, 1, 256",
+    "jobs.defaults.job-timeout-seconds, 1, 315360000",
+    "jobs.defaults.max-retries, 0, 100",
+    "jobs.defaults.max-pending-per-owner, 0, 1000000000",
+    "jobs.defaults.max-running-per-owner, 0, 10000",
+    "jobs.defaults.max-attempts, 1, 100",
+    "jobs.services.zip.retention-seconds, 1, 315360000",
+    "jobs.services.zip.max-concurrent, 1, 256",
+    "jobs.services.zip.job-timeout-seconds, 1, 315360000",
+    "jobs.services.zip.max-retries, 0, 100",
+    "jobs.services.zip.max-pending-per-owner, 0, 1000000000",
+    "jobs.services.zip.max-running-per-owner, 0, 10000",
+    "jobs.services.zip.max-attempts, 1, 100",
+    "jobs.services.zip.shards, 1, " + Shards.MAX_SHARDS_PER_KIND,
+    "jobs.api.max-body-bytes, 1024, ''",
+    "jobs.api.events-max-per-owner, 1, ''",
+    "jobs.auth.token-cache-size, 0, ''",
+    "jobs.callbacks.max-in-flight, 1, 256",
+    "jobs.callbacks.allowed-ports, 1, 65535",
+  })
+  void shouldTakeABoundedValueAtItsEdgesAndRefuseItJustPast(String key, long min, String max) {
+    assertThat(load(Map.of(key, Long.toString(min)))).isNotNull();
+    assertThatThrownBy(() -> load(Map.of(key, Long.toString(min - 1))))
+        .hasMessageContaining(key)
+        .hasMessageContaining("is " + (min - 1));
+    if (!max.isEmpty()) {
+      long highest = Long.parseLong(max);
+      assertThat(load(Map.of(key, max))).isNotNull();
+      assertThatThrownBy(() -> load(Map.of(key, Long.toString(highest + 1))))
+          .hasMessageContaining(key)
+          .hasMessageContaining("between " + min + " and " + max);
+    }
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "jobs.sweep-budget, 1ms, 0s",
+    "jobs.follower-gauge-interval, 100ms, 99ms",
+    "jobs.cleanup-retry-delay, 1s, 999ms",
+    "jobs.callbacks.give-up-after, 1s, 999ms",
+    "jobs.callbacks.backoff, 1ms, 0s",
+    "jobs.callbacks.backoff-max, 1ms, 0s",
+    "jobs.callbacks.timeout, 1ms, 0s",
+  })
+  void shouldTakeTheShortestDurationAndRefuseAShorterOne(
+      String key, String shortest, String under) {
+    assertThat(load(Map.of(key, shortest))).isNotNull();
+    assertThatThrownBy(() -> load(Map.of(key, under)))
+        .hasMessageContaining(key + " must be at least");
+  }
+
+  @Test
+  void shouldRefuseAServiceNameThatNoServiceCouldHave() {
+    assertThatThrownBy(() -> load(Map.of("jobs.services.Zip-Files.max-concurrent", "2")))
+        .hasMessageContaining("jobs.services.Zip-Files is not a service name");
+  }
+
+  @Test
+  void shouldRefuseALockNameThatIsNoLeaseName() {
+    assertThatThrownBy(() -> load(Map.of("jobs.lock.name", "Owner_Lock")))
+        .hasMessageContaining("jobs.lock.name is \"Owner_Lock\"");
+    assertThat(load(Map.of("jobs.lock.name", "async-jobs-owner-2")).lock().name())
+        .isEqualTo("async-jobs-owner-2");
+  }
+
+  @Test
+  void shouldListEveryInvalidValueAtOnce() {
+    assertThatThrownBy(
+            () ->
+                load(
+                    Map.of(
+                        "jobs.defaults.max-concurrent", "0",
+                        "jobs.services.fork.max-attempts", "101")))
+        .hasMessageContaining("jobs.defaults.max-concurrent must be between 1 and 256, is 0")
+        .hasMessageContaining("jobs.services.fork.max-attempts must be between 1 and 100, is 101");
+  }
+
   private static JobsConfig load(Map<String, String> properties) {
     SmallRyeConfig config =
         new SmallRyeConfigBuilder()
             .withMapping(JobsConfig.class)
             .withConverter(Duration.class, 100, new DurationConverter())
             .withSources(new PropertiesConfigSource(properties, "test", 250))
-            .withValidator((BeanValidationConfigValidator) () -> VALIDATOR)
+            .withCustomizers(new JobsConfigValidator())
             .build();
     return config.getConfigMapping(JobsConfig.class);
   }

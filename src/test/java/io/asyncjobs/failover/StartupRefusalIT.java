@@ -83,6 +83,17 @@ class StartupRefusalIT {
     assertRefused("quarkus.http.limits.max-body-size");
   }
 
+  @Test
+  void shouldRefuseToStartWithSettingsOutOfTheirBoundsAndNameEachOne() throws Exception {
+    // The bounds are checked by JobsConfigValidator, which Quarkus must pick up as a customizer of
+    // the runtime configuration: without it the replica would start and run 0 jobs at a time.
+    env.put("JOBS_DEFAULTS_MAX_CONCURRENT", "0");
+    env.put("JOBS_SERVICES_ZIP_SHARDS", "99");
+
+    String log = assertRefused("jobs.defaults.max-concurrent must be between 1 and 256, is 0");
+    assertThat(log).contains("jobs.services.zip.shards must be between 1 and 64, is 99");
+  }
+
   private String assertRefused(String reason) throws Exception {
     try (ServiceProcess replica = ServiceProcess.start("refused", env)) {
       assertThat(replica.awaitExit(Duration.ofSeconds(60)))
