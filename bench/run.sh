@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks. Usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards|fairness|native|migrations
+# Benchmarks. Usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards|fairness|native|migrations|startup
 #
 # Each suite starts its own PostgreSQL on loopback (Debian's postgresql-15 binaries; installed with
 # apt when missing), measures a reference on that same machine, then runs the benchmark and prints
@@ -28,13 +28,16 @@
 #   migrations each migration after V1 applied as Flyway would to a jobs table of 10^6 rows while a
 #           probe enqueues and claims: wall time, the lock each holds on jobs, the longest enqueue
 #           and claim during it (bench/migrations.sh; no app build).
+#   startup the packaged app's time and CPU from launch to ready, on a new and on an existing database,
+#           against a base build of an earlier commit (BENCH_STARTUP_BASE, the last v* tag by default)
+#           made in the same run (bench/startup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 suite=${1:-engine}
 case "$suite" in
-  engine | http | enqueue | zip | memory | scale | kinds | peers | shards | fairness | native | migrations) ;;
-  *) echo "usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards|fairness|native|migrations" >&2; exit 2 ;;
+  engine | http | enqueue | zip | memory | scale | kinds | peers | shards | fairness | native | migrations | startup) ;;
+  *) echo "usage: bench/run.sh engine|http|enqueue|zip|memory|scale|kinds|peers|shards|fairness|native|migrations|startup" >&2; exit 2 ;;
 esac
 
 # Installs Debian package $1 with apt when the executable $2 is missing.
@@ -891,6 +894,7 @@ case "$suite" in
   fairness) . bench/fairness.sh ;;
   native) . bench/native-suite.sh ;;
   migrations) . bench/migrations.sh ;;
+  startup) . bench/startup.sh ;;
 esac
 
 "suite_$suite"
