@@ -22,7 +22,7 @@ import org.eclipse.microprofile.openapi.annotations.security.SecurityScheme;
     info =
         @Info(
             title = "async-jobs",
-            version = "0.1.0",
+            version = "0.2.0",
             description =
                 "Enqueue slow work, follow it by status, events or JobPoller.js, download the"
                     + " result. Every /api route takes a bearer JWT; errors are"
