@@ -2,15 +2,13 @@ package io.asyncjobs.callbacks;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.auth.DownloadLinks;
 import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.engine.Deliveries;
 import io.asyncjobs.metrics.JobMetrics;
 import io.asyncjobs.operations.JobView;
+import io.asyncjobs.queue.CallbackStore;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.queue.JobRows;
-import io.asyncjobs.queue.JsonCodec;
 import io.asyncjobs.time.Backoff;
 import io.asyncjobs.time.Clock;
 import io.quarkus.runtime.Startup;
@@ -20,9 +18,6 @@ import jakarta.enterprise.inject.Instance;
 import java.net.InetAddress;
 import java.net.URI;
 import java.security.MessageDigest;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
@@ -60,42 +55,7 @@ public class CallbackDelivery implements Deliveries {
 
   private static final Logger LOG = Logger.getLogger(CallbackDelivery.class);
 
-  /**
-   * JobCallbackTake: the shard's due callbacks, the longest due first, under the fence; each gets
-   * its lease as the new due time, so that no other delivery takes it meanwhile.
-   */
-  public static final String JOB_CALLBACK_TAKE =
-      "WITH fence AS (SELECT epoch FROM job_owner_epochs WHERE epoch = ? FOR SHARE)"
-          + " UPDATE jobs SET callback_due = ? WHERE uid IN (SELECT uid FROM jobs"
-          + "   WHERE kind = ? AND shard = ? AND callback_due IS NOT NULL AND callback_due <= ?"
-          + "   AND EXISTS (SELECT 1 FROM fence)"
-          + "   ORDER BY callback_due LIMIT ? FOR UPDATE SKIP LOCKED)"
-          + " RETURNING "
-          + JobRows.VIEW_COLUMNS;
-
-  /**
-   * JobCallbackTakeRetired: as JobCallbackTake, for the kind's shards the current mapping does not
-   * name (retired shards, whose runners are gone once they hold no pending or running job). Asked
-   * by the kind's sweeping shard, under its fence; the lease keeps a retired shard's own runner,
-   * where one is still left, from sending the same callback meanwhile.
-   */
-  public static final String JOB_CALLBACK_TAKE_RETIRED =
-      "WITH fence AS (SELECT epoch FROM job_owner_epochs WHERE epoch = ? FOR SHARE)"
-          + " UPDATE jobs SET callback_due = ? WHERE uid IN (SELECT uid FROM jobs"
-          + "   WHERE kind = ? AND shard <> ALL (?::text[]) AND callback_due IS NOT NULL"
-          + "   AND callback_due <= ? AND EXISTS (SELECT 1 FROM fence)"
-          + "   ORDER BY callback_due LIMIT ? FOR UPDATE SKIP LOCKED)"
-          + " RETURNING "
-          + JobRows.VIEW_COLUMNS;
-
-  /**
-   * JobCallbackRecord: what became of one delivery, written only while the row still holds the
-   * lease that delivery set (a job retried and ended again meanwhile has a new callback).
-   */
-  static final String JOB_CALLBACK_RECORD =
-      "UPDATE jobs SET callback = ?::jsonb, callback_due = ? WHERE uid = ? AND callback_due = ?";
-
-  private final AgroalDataSource dataSource;
+  private final CallbackStore store;
   private final JobsConfig.Callbacks config;
   private final Clock clock;
   private final DownloadLinks links;
@@ -118,14 +78,14 @@ public class CallbackDelivery implements Deliveries {
   private final CallbackUrls urls;
 
   CallbackDelivery(
-      AgroalDataSource dataSource,
+      CallbackStore store,
       JobsConfig config,
       Clock clock,
       DownloadLinks links,
       ObjectMapper json,
       Instance<JobMetrics> metrics,
       CallbackUrls urls) {
-    this.dataSource = dataSource;
+    this.store = store;
     this.urls = urls;
     this.config = config.callbacks();
     this.clock = clock;
@@ -261,33 +221,11 @@ public class CallbackDelivery implements Deliveries {
     }
   }
 
+  /** The scope's due callbacks, at most {@code limit}, each now leased until {@code lease}. */
   private List<Job> take(Scope scope, long epoch, Instant now, Instant lease, int limit) {
-    String kind = scope.kind();
-    boolean own = scope.shard() != null;
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(own ? JOB_CALLBACK_TAKE : JOB_CALLBACK_TAKE_RETIRED)) {
-      ps.setLong(1, epoch);
-      ps.setObject(2, JobRows.timestamp(lease));
-      ps.setString(3, kind);
-      if (own) {
-        ps.setString(4, scope.shard());
-      } else {
-        ps.setArray(4, c.createArrayOf("text", scope.mapped().toArray(String[]::new)));
-      }
-      ps.setObject(5, JobRows.timestamp(now));
-      ps.setInt(6, limit);
-      List<Job> jobs = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          jobs.add(JobRows.read(rs, 0));
-        }
-      }
-      return jobs;
-    } catch (SQLException e) {
-      throw new IllegalStateException(
-          (own ? "JobCallbackTake" : "JobCallbackTakeRetired") + " failed for kind " + kind, e);
-    }
+    return scope.shard() != null
+        ? store.takeDue(scope.kind(), scope.shard(), epoch, now, lease, limit)
+        : store.takeRetired(scope.kind(), scope.mapped(), epoch, now, lease, limit);
   }
 
   /** Sends one callback and records what became of it. */
@@ -393,13 +331,8 @@ public class CallbackDelivery implements Deliveries {
 
   /** JobCallbackRecord for one delivery, while its lease stands. */
   private void write(Job job, Instant lease, Map<String, Object> state, Instant next) {
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_CALLBACK_RECORD)) {
-      ps.setString(1, JsonCodec.encode(state));
-      ps.setObject(2, next == null ? null : JobRows.timestamp(next));
-      ps.setObject(3, job.uid);
-      ps.setObject(4, JobRows.timestamp(lease));
-      ps.executeUpdate();
+    try {
+      store.record(job.uid, lease, state, next);
     } catch (SQLException e) {
       // The lease runs out and the callback is sent again: at least once.
       LOG.warnf("callback of job %s: its outcome could not be recorded (%s)", job.uid, e);

@@ -196,7 +196,7 @@ class QueryPlansTest {
       // The tick's look for due callbacks reads their own partial index, not the backlog.
       String callbackPlan =
           planOf(
-              io.asyncjobs.callbacks.CallbackDelivery.JOB_CALLBACK_TAKE,
+              CallbackStore.JOB_CALLBACK_TAKE,
               mode,
               "1",
               "now()",
