@@ -7,16 +7,22 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * The packages of {@code src/main} as layers: each may use only the layers below it, and no package
- * cycle exists. docs/architecture.md draws the same picture; change both together.
+ * cycle exists; and every statement on the {@code jobs} table lives in the queue package.
+ * docs/architecture.md draws the same picture; change both together.
  */
 class ArchitectureTest {
 
@@ -101,6 +107,29 @@ class ArchitectureTest {
         .forEach(unplaced::add);
     org.assertj.core.api.Assertions.assertThat(unplaced)
         .as("packages without a layer (add them to LAYERS and docs/architecture.md)")
+        .isEmpty();
+  }
+
+  /** A statement naming the {@code jobs} table (not {@code jobs_*} or {@code job_totals}). */
+  private static final Pattern JOBS_SQL =
+      Pattern.compile("\\b(FROM|UPDATE|INTO|JOIN|TABLE)\\s+jobs\\b");
+
+  @Test
+  void shouldKeepEveryStatementOnTheJobsTableInTheQueuePackage() throws IOException {
+    // The jobs table has one home: a statement on it elsewhere would escape the indexes, fences
+    // and query-plan checks that the queue package keeps next to its statements.
+    Path main = Path.of("src/main/java");
+    Path queue = main.resolve("io/asyncjobs/queue");
+    List<String> outside = new ArrayList<>();
+    try (Stream<Path> files = Files.walk(main)) {
+      for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+        if (!file.startsWith(queue) && JOBS_SQL.matcher(Files.readString(file)).find()) {
+          outside.add(main.relativize(file).toString());
+        }
+      }
+    }
+    org.assertj.core.api.Assertions.assertThat(outside)
+        .as("statements on the jobs table outside io.asyncjobs.queue")
         .isEmpty();
   }
 }
