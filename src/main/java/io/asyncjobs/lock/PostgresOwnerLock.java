@@ -103,6 +103,7 @@ public final class PostgresOwnerLock extends HeldLock {
       Duration retryPeriod,
       Duration takeoverMargin,
       LockMetrics metrics) {
+    // A lone lock: its own name is the base name its session is known by.
     this(
         url,
         user,
@@ -113,8 +114,7 @@ public final class PostgresOwnerLock extends HeldLock {
         renewDeadline,
         retryPeriod,
         takeoverMargin,
-        metrics,
-        System::nanoTime);
+        metrics);
   }
 
   /**
