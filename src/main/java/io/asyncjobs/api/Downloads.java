@@ -4,7 +4,7 @@ import io.asyncjobs.operations.JobView;
 import io.asyncjobs.problem.Problem;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobReads;
 import io.asyncjobs.queue.JobStatus;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.storage.DataDirectory;
@@ -35,12 +35,12 @@ public class Downloads {
   private static final Pattern SINGLE_RANGE = Pattern.compile("bytes=(\\d*)-(\\d*)");
 
   private final DataDirectory data;
-  private final JobQueue queue;
+  private final JobReads reads;
   private final SettingsStore settings;
 
-  Downloads(DataDirectory data, JobQueue queue, SettingsStore settings) {
+  Downloads(DataDirectory data, JobReads reads, SettingsStore settings) {
     this.data = data;
-    this.queue = queue;
+    this.reads = reads;
     this.settings = settings;
   }
 
@@ -80,7 +80,7 @@ public class Downloads {
     boolean useRange = range != null && (ifRange == null || ifRange.trim().equals(etag));
     // A refused range throws here, before anything is written.
     long[] span = useRange ? span(range, size) : null;
-    queue.touchJob(job.uid, settings.effective(job.kind).retention().toSeconds());
+    reads.touchJob(job.uid, settings.effective(job.kind).retention().toSeconds());
 
     if (ifNoneMatch != null && matches(ifNoneMatch, etag)) {
       return Response.notModified()

@@ -15,6 +15,7 @@ import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobPriority;
 import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobReads;
 import io.asyncjobs.queue.Owner;
 import io.asyncjobs.queue.QuotaExceededException;
 import io.asyncjobs.tracing.Traceparent;
@@ -75,6 +76,7 @@ public class Enqueuer {
   private static final int MAX_REFUSALS_SHOWN = 20;
 
   @Inject JobQueue queue;
+  @Inject JobReads reads;
   @Inject ServiceManager services;
   @Inject ObjectMapper json;
   @Inject FileScopes scopes;
@@ -156,7 +158,7 @@ public class Enqueuer {
     if (enqueued.created()) {
       return answer(enqueued.uid(), kind.kind(), "pending", false);
     }
-    Job first = queue.getJob(enqueued.uid()).orElseThrow(() -> Requests.noSuchJob(enqueued.uid()));
+    Job first = reads.getJob(enqueued.uid()).orElseThrow(() -> Requests.noSuchJob(enqueued.uid()));
     if (!first.kind.equals(kind.kind()) || !samePayload(first.payload, job.payload())) {
       throw keyReused("this Idempotency-Key", first.uid);
     }

@@ -10,7 +10,7 @@ import io.asyncjobs.operations.Requests;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.CancelOutcome;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobReads;
 import io.asyncjobs.queue.Owner;
 import io.quarkus.security.Authenticated;
 import io.smallrye.common.annotation.Blocking;
@@ -54,7 +54,7 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @SecurityRequirement(name = "bearer")
 public class JobsResource {
 
-  @Inject JobQueue queue;
+  @Inject JobReads reads;
   @Inject JobActions actions;
   @Inject Caller caller;
   @Inject DownloadLinks links;
@@ -87,7 +87,7 @@ public class JobsResource {
               schema = @Schema(type = SchemaType.STRING, format = "uuid"))
           @PathParam("uid")
           String uid) {
-    return JobView.of(Requests.visibleJob(queue, caller, Requests.uid(uid, "uid")), links);
+    return JobView.of(Requests.visibleJob(reads, caller, Requests.uid(uid, "uid")), links);
   }
 
   @GET
@@ -164,14 +164,14 @@ public class JobsResource {
           @PathParam("uid")
           String uid) {
     UUID id = Requests.uid(uid, "uid");
-    Requests.visibleJob(queue, caller, id);
+    Requests.visibleJob(reads, caller, id);
     return actions.cancel(id) == CancelOutcome.STOP_REQUESTED
         ? Response.accepted(view(id)).build()
         : Response.ok(view(id)).build();
   }
 
   private JobView view(UUID uid) {
-    return JobView.of(queue.getJob(uid).orElseThrow(() -> Requests.noSuchJob(uid)), links);
+    return JobView.of(reads.getJob(uid).orElseThrow(() -> Requests.noSuchJob(uid)), links);
   }
 
   @GET
@@ -266,13 +266,13 @@ public class JobsResource {
       if (!links.verify(id, expiry, sig)) {
         throw ProblemException.forbidden("this download link is invalid or has expired");
       }
-      job = queue.getJob(id).orElseThrow(() -> Requests.noSuchJob(id));
+      job = reads.getJob(id).orElseThrow(() -> Requests.noSuchJob(id));
     } else {
       if (!caller.authenticated()) {
         throw ProblemException.unauthenticated(
             "a download needs a bearer token or a signed download_url");
       }
-      job = Requests.visibleJob(queue, caller, id);
+      job = Requests.visibleJob(reads, caller, id);
     }
     return downloads.send(job, range, ifNoneMatch, ifRange);
   }
@@ -320,7 +320,7 @@ public class JobsResource {
           String uid,
       @Context Sse sse) {
     UUID id = Requests.uid(uid, "uid");
-    Requests.visibleJob(queue, caller, id);
+    Requests.visibleJob(reads, caller, id);
     return events.stream(id, caller.owner(), sse);
   }
 }

@@ -4,7 +4,7 @@ import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.problem.Problem;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobReads;
 import io.asyncjobs.queue.Owner;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -54,7 +54,7 @@ public class StreamHub {
     void close();
   }
 
-  private final JobQueue queue;
+  private final JobReads reads;
   private final int maxPerOwner;
   private final long pollMillis;
   private final Map<UUID, Set<Watcher>> watchers = new ConcurrentHashMap<>();
@@ -62,8 +62,8 @@ public class StreamHub {
   private final AtomicInteger polls = new AtomicInteger();
   private volatile ScheduledExecutorService poller;
 
-  StreamHub(JobQueue queue, JobsConfig config) {
-    this.queue = queue;
+  StreamHub(JobReads reads, JobsConfig config) {
+    this.reads = reads;
     this.maxPerOwner = config.api().eventsMaxPerOwner();
     this.pollMillis = Math.max(1, config.api().eventsPollInterval().toMillis());
   }
@@ -136,7 +136,7 @@ public class StreamHub {
 
   private Optional<Job> readOne(UUID uid) {
     try {
-      return Optional.ofNullable(queue.getJobViews(List.of(uid)).get(uid));
+      return Optional.ofNullable(reads.getJobViews(List.of(uid)).get(uid));
     } catch (SQLException e) {
       LOG.debugf(e, "The first poll of an event stream of %s failed", uid);
       return null;
@@ -205,7 +205,7 @@ public class StreamHub {
       List<UUID> chunk = uids.subList(from, Math.min(uids.size(), from + CHUNK));
       Map<UUID, Job> found;
       try {
-        found = queue.getJobViews(chunk);
+        found = reads.getJobViews(chunk);
       } catch (SQLException e) {
         LOG.debugf(e, "The event streams skipped a poll");
         found = null;

@@ -4,7 +4,7 @@ import io.asyncjobs.operations.JobActions;
 import io.asyncjobs.operations.JobView;
 import io.asyncjobs.operations.Requests;
 import io.asyncjobs.queue.CancelOutcome;
-import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobReads;
 import jakarta.inject.Singleton;
 import java.io.PrintStream;
 import java.util.Set;
@@ -14,11 +14,11 @@ import java.util.UUID;
 @Singleton
 class CancelCommand extends Command {
 
-  private final JobQueue queue;
+  private final JobReads reads;
   private final JobActions actions;
   private final Output output;
 
-  CancelCommand(JobQueue queue, JobActions actions, Output output) {
+  CancelCommand(JobReads reads, JobActions actions, Output output) {
     super(
         "cancel",
         "admin cancel UID [--json]",
@@ -29,7 +29,7 @@ class CancelCommand extends Command {
         """,
         Set.of(),
         Set.of());
-    this.queue = queue;
+    this.reads = reads;
     this.actions = actions;
     this.output = output;
   }
@@ -40,7 +40,7 @@ class CancelCommand extends Command {
     CancelOutcome outcome = actions.cancel(uid);
     if (args.json()) {
       output.printJson(
-          JobView.withoutLink(queue.getJob(uid).orElseThrow(() -> Requests.noSuchJob(uid))), out);
+          JobView.withoutLink(reads.getJob(uid).orElseThrow(() -> Requests.noSuchJob(uid))), out);
     } else if (outcome == CancelOutcome.STOP_REQUESTED) {
       out.println("job " + uid + " is running; the owner stops it and fails it on its next tick");
     } else {

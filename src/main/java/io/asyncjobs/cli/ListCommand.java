@@ -5,7 +5,7 @@ import io.asyncjobs.operations.JobLists;
 import io.asyncjobs.operations.JobView;
 import io.asyncjobs.operations.Requests;
 import io.asyncjobs.queue.JobPage;
-import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobReads;
 import io.asyncjobs.queue.Owner;
 import jakarta.inject.Singleton;
 import java.io.IOException;
@@ -19,11 +19,11 @@ import java.util.UUID;
 @Singleton
 class ListCommand extends Command {
 
-  private final JobQueue queue;
+  private final JobReads reads;
   private final JobLists lists;
   private final Output output;
 
-  ListCommand(JobQueue queue, JobLists lists, Output output) {
+  ListCommand(JobReads reads, JobLists lists, Output output) {
     super(
         "list",
         "admin list [--kind KIND] [--status STATUS] [--owner OWNER_KIND:OWNER_ID]"
@@ -42,7 +42,7 @@ class ListCommand extends Command {
         """,
         Set.of("--kind", "--status", "--owner", "--limit", "--before"),
         Set.of("--all"));
-    this.queue = queue;
+    this.reads = reads;
     this.lists = lists;
     this.output = output;
   }
@@ -56,7 +56,7 @@ class ListCommand extends Command {
     }
     Owner owner = args.value("--owner").map(ListCommand::owner).orElse(null);
     String limit =
-        args.value("--limit").orElse(all ? Integer.toString(JobQueue.MAX_PAGE_SIZE) : null);
+        args.value("--limit").orElse(all ? Integer.toString(JobReads.MAX_PAGE_SIZE) : null);
     JobLists.Filters filters =
         lists.filters(
             args.value("--kind").orElse(null),
@@ -69,7 +69,7 @@ class ListCommand extends Command {
     JobPage page;
     do {
       page =
-          queue.listJobs(
+          reads.listJobs(
               filters.kind(), filters.status(), filters.owner(), cursor, filters.limit());
       sink.page(page.jobs().stream().map(JobView::withoutLink).toList());
       cursor = page.next();

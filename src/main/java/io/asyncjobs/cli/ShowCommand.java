@@ -2,7 +2,7 @@ package io.asyncjobs.cli;
 
 import io.asyncjobs.operations.JobView;
 import io.asyncjobs.operations.Requests;
-import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobReads;
 import jakarta.inject.Singleton;
 import java.io.PrintStream;
 import java.util.LinkedHashMap;
@@ -14,10 +14,10 @@ import java.util.UUID;
 @Singleton
 class ShowCommand extends Command {
 
-  private final JobQueue queue;
+  private final JobReads reads;
   private final Output output;
 
-  ShowCommand(JobQueue queue, Output output) {
+  ShowCommand(JobReads reads, Output output) {
     super(
         "show",
         "admin show UID [--json]",
@@ -26,14 +26,14 @@ class ShowCommand extends Command {
         """,
         Set.of(),
         Set.of());
-    this.queue = queue;
+    this.reads = reads;
     this.output = output;
   }
 
   @Override
   int run(Arguments args, PrintStream out, PrintStream err) {
     UUID uid = args.oneUid("show");
-    JobView job = JobView.withoutLink(queue.getJob(uid).orElseThrow(() -> Requests.noSuchJob(uid)));
+    JobView job = JobView.withoutLink(reads.getJob(uid).orElseThrow(() -> Requests.noSuchJob(uid)));
     if (args.json()) {
       output.printJson(job, out);
     } else {

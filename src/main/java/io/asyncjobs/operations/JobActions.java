@@ -3,7 +3,8 @@ package io.asyncjobs.operations;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.CancelOutcome;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobBulk;
+import io.asyncjobs.queue.JobReads;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.NoSuchElementException;
 import java.util.UUID;
@@ -15,10 +16,12 @@ import java.util.UUID;
 @ApplicationScoped
 public class JobActions {
 
-  private final JobQueue queue;
+  private final JobBulk actions;
+  private final JobReads reads;
 
-  JobActions(JobQueue queue) {
-    this.queue = queue;
+  JobActions(JobBulk actions, JobReads reads) {
+    this.actions = actions;
+    this.reads = reads;
   }
 
   /**
@@ -30,7 +33,7 @@ public class JobActions {
   public Job retry(UUID uid) {
     boolean retried;
     try {
-      retried = queue.retryJob(uid);
+      retried = actions.retryJob(uid);
     } catch (NoSuchElementException e) {
       throw Requests.noSuchJob(uid);
     }
@@ -38,7 +41,7 @@ public class JobActions {
       throw ProblemException.conflict(
           "job-not-failed", "Job not failed", "only a failed job can be retried");
     }
-    return queue.getJob(uid).orElseThrow(() -> Requests.noSuchJob(uid));
+    return reads.getJob(uid).orElseThrow(() -> Requests.noSuchJob(uid));
   }
 
   /**
@@ -49,7 +52,7 @@ public class JobActions {
    * @throws ProblemException 404 when there is no such job, 409 when it has already finished
    */
   public CancelOutcome cancel(UUID uid) {
-    CancelOutcome outcome = queue.cancelJob(uid);
+    CancelOutcome outcome = actions.cancelJob(uid);
     return switch (outcome) {
       case CANCELLED, STOP_REQUESTED -> outcome;
       case ALREADY_FINISHED ->

@@ -5,7 +5,7 @@ import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobPage;
-import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobReads;
 import io.asyncjobs.queue.JobStatus;
 import io.asyncjobs.queue.Owner;
 import io.quarkus.runtime.annotations.RegisterForReflection;
@@ -22,12 +22,12 @@ public class JobLists {
   /** Page size of a list without {@code limit}. */
   static final int DEFAULT_PAGE = 50;
 
-  private final JobQueue queue;
+  private final JobReads reads;
   private final DownloadLinks links;
   private final ServiceManager services;
 
-  JobLists(JobQueue queue, DownloadLinks links, ServiceManager services) {
-    this.queue = queue;
+  JobLists(JobReads reads, DownloadLinks links, ServiceManager services) {
+    this.reads = reads;
     this.links = links;
     this.services = services;
   }
@@ -57,7 +57,7 @@ public class JobLists {
   }
 
   /**
-   * Checked filters of a list request, ready for {@link JobQueue#listJobs}.
+   * Checked filters of a list request, ready for {@link JobReads#listJobs}.
    *
    * @param kind only this kind, or null
    * @param status only this status, or null
@@ -75,7 +75,7 @@ public class JobLists {
     String kindFilter = filters.kind();
     JobStatus statusFilter = filters.status();
     int size = filters.limit();
-    JobPage page = queue.listJobs(kindFilter, statusFilter, owner, filters.before(), size);
+    JobPage page = reads.listJobs(kindFilter, statusFilter, owner, filters.before(), size);
     List<JobView> views = page.jobs().stream().map(job -> JobView.of(job, links)).toList();
     String nextUrl = null;
     if (page.next() != null) {

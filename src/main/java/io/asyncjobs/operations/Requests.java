@@ -3,7 +3,7 @@ package io.asyncjobs.operations;
 import io.asyncjobs.auth.Caller;
 import io.asyncjobs.problem.ProblemException;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.JobReads;
 import io.asyncjobs.queue.JobStatus;
 import java.util.UUID;
 import java.util.regex.Pattern;
@@ -30,8 +30,8 @@ public final class Requests {
   }
 
   /** The job, when the caller may see it; another owner's job is a 404 just like a missing one. */
-  public static Job visibleJob(JobQueue queue, Caller caller, UUID uid) {
-    Job job = queue.getJob(uid).orElseThrow(() -> noSuchJob(uid));
+  public static Job visibleJob(JobReads reads, Caller caller, UUID uid) {
+    Job job = reads.getJob(uid).orElseThrow(() -> noSuchJob(uid));
     if (!caller.maySee(job)) {
       throw noSuchJob(uid);
     }
@@ -62,7 +62,7 @@ public final class Requests {
     }
     try {
       int value = Integer.parseInt(text);
-      if (value >= 1 && value <= JobQueue.MAX_PAGE_SIZE) {
+      if (value >= 1 && value <= JobReads.MAX_PAGE_SIZE) {
         return value;
       }
     } catch (NumberFormatException e) {
@@ -70,7 +70,7 @@ public final class Requests {
     }
     throw ProblemException.badRequest(
         "limit must be a whole number from 1 to "
-            + JobQueue.MAX_PAGE_SIZE
+            + JobReads.MAX_PAGE_SIZE
             + "; got "
             + quote(text));
   }

@@ -1,6 +1,6 @@
 package io.asyncjobs.queue;
 
-/** What {@link JobQueue#cancelJob} did. */
+/** What {@link JobBulk#cancelJob} did. */
 public enum CancelOutcome {
   /** The job was pending; it is failed now and will never run. */
   CANCELLED,

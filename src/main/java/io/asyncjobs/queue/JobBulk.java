@@ -12,15 +12,16 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.NoSuchElementException;
 import java.util.UUID;
 
 /**
- * Cancel or retry every job a filter matches, or only count them. The jobs are walked in uid order
- * one kind and status at a time (the {@code (kind, status, uid)} index), {@link #BATCH} at a time,
- * each batch one statement and so its own short transaction: a match of millions never holds one
- * long transaction or its row locks. A batch does exactly what the single cancel or retry does to
- * each of its jobs (the same SET lists, {@link JobQueue#CANCEL_SET} and {@link
- * JobQueue#RETRY_SET}).
+ * Cancel or retry one job, or every job a filter matches (or only count them). A filter's jobs are
+ * walked in uid order one kind and status at a time (the {@code (kind, status, uid)} index), {@link
+ * #BATCH} at a time, each batch one statement and so its own short transaction: a match of millions
+ * never holds one long transaction or its row locks. A batch does exactly what the single cancel or
+ * retry does to each of its jobs: both use the same SET lists, {@link #CANCEL_SET} and {@link
+ * #RETRY_SET}, which is why the single ones live here.
  */
 @ApplicationScoped
 public class JobBulk {
@@ -84,6 +85,79 @@ public class JobBulk {
   }
 
   /**
+   * The SET list of a cancel, shared by JobCancelOne and the bulk cancel (JobCancelBatch), so that
+   * both always do the same. A pending job fails at once; a running one is flagged for its owner to
+   * stop. In the CASE expressions {@code status} is the value before the update. Its five
+   * parameters, in order: the time (completed_at), {@link SettingsStore#EFFECTIVE_RETENTION_END}'s
+   * three (the time, the kind, its configured retention in seconds), the time (updated_at).
+   */
+  private static final String CANCEL_SET =
+      """
+        status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
+        error = CASE WHEN status = 'pending' THEN 'cancelled on request' ELSE error END,
+        completed_at = CASE WHEN status = 'pending' THEN ? ELSE completed_at END,
+        expires_at = CASE WHEN status = 'pending' THEN\s"""
+          + SettingsStore.EFFECTIVE_RETENTION_END
+          + """
+         ELSE expires_at END,
+        cancel_requested = true,
+        updated_at = ?
+        """;
+
+  /**
+   * The SET list of a retry, shared by JobRetryOne and the bulk retry (JobRetryBatch), so that a
+   * column added here is reset by both: a failed job starts over as pending, as if just enqueued,
+   * its uid unchanged. A {@code run_after} still ahead holds it back again, as at its enqueue: the
+   * status view shows that time, so the job must not start before it. Its five parameters, in
+   * order: the time (is run_after ahead), the time (updated_at), then {@link
+   * SettingsStore#EFFECTIVE_RETENTION_END}'s three (the time, the kind, its configured retention in
+   * seconds).
+   */
+  private static final String RETRY_SET =
+      " status = 'pending', error = NULL, result = NULL, retry_count = 0,"
+          + " attempt = 0, attempts = NULL,"
+          + " delayed_until = CASE WHEN run_after > ?::timestamptz THEN run_after END,"
+          + " callback = NULL,"
+          + " callback_due = NULL,"
+          + " started_at = NULL, completed_at = NULL, duration_ms = NULL,"
+          + " bytes_in = NULL, bytes_out = NULL, item_count = NULL,"
+          + " progress = NULL, progress_items = NULL, progress_at = NULL,"
+          + " cancel_requested = false, updated_at = ?, expires_at = "
+          + SettingsStore.EFFECTIVE_RETENTION_END;
+
+  /**
+   * JobCancelOne: a pending job fails at once ("cancelled on request"); a running one is flagged
+   * for its owner to stop. In the CASE expressions {@code status} is the value before the update. A
+   * cancelled job is kept for its kind's effective retention from the cancel, as from a completion.
+   */
+  private static final String JOB_CANCEL_ONE =
+      "UPDATE jobs SET "
+          + CANCEL_SET
+          + " WHERE uid = ? AND status IN ('pending', 'running')"
+          + " RETURNING status";
+
+  /**
+   * JobRetryOne: a failed job starts over as pending, as if just enqueued (its uid keeps its place,
+   * so it is claimed before newer jobs), and the owner is woken.
+   */
+  private static final String JOB_RETRY_ONE =
+      "WITH retried AS ("
+          + " UPDATE jobs SET "
+          + RETRY_SET
+          + "  WHERE uid = ? AND status = 'failed'"
+          + " RETURNING kind, shard)"
+          + " SELECT r.kind, pg_notify('"
+          + JobQueue.ENQUEUED_CHANNEL
+          + "', "
+          + JobQueue.wakePayload("r")
+          + " || '"
+          + JobQueue.FROM_HEAD
+          + "'), r.shard FROM retried r";
+
+  /** JobGetKind: the kind of one job, by its uid. */
+  private static final String JOB_GET_KIND = "SELECT kind FROM jobs WHERE uid = ?";
+
+  /**
    * JobKindsPresent: every kind the table holds a job of, whichever replica runs it (or none does
    * any more). A loose scan of the {@code (kind, status, uid)} index: one probe per kind, however
    * many jobs each has.
@@ -122,7 +196,7 @@ public class JobBulk {
   private static String cancelSql(Filter filter) {
     return batch(filter)
         + ", cancelled AS (UPDATE jobs SET "
-        + JobQueue.CANCEL_SET
+        + CANCEL_SET
         + " WHERE uid IN (SELECT uid FROM batch) AND status = ANY (?::text[])"
         // A running job already asked to stop (by an earlier walk of this action, when it was
         // claimed between the pending and the running walk, or by a caller) is not counted again.
@@ -139,7 +213,7 @@ public class JobBulk {
   private static String retrySql(Filter filter) {
     return batch(filter)
         + ", retried AS (UPDATE jobs SET "
-        + JobQueue.RETRY_SET
+        + RETRY_SET
         + " WHERE uid IN (SELECT uid FROM batch) AND status = 'failed' RETURNING kind, shard),"
         + " woken AS (SELECT pg_notify('"
         + JobQueue.ENQUEUED_CHANNEL
@@ -150,6 +224,88 @@ public class JobBulk {
         + "') FROM (SELECT DISTINCT kind, shard FROM retried) r) "
         + BATCH_FIGURES
         + ", (SELECT count(*) FROM retried), (SELECT count(*) FROM woken)";
+  }
+
+  /**
+   * Cancels a job: a pending one fails at once and never runs; a running one is asked to stop, and
+   * its owner interrupts and fails it on its next tick. Finished jobs stay as they are.
+   */
+  public CancelOutcome cancelJob(UUID uid) {
+    Instant now = clock.now();
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_CANCEL_ONE)) {
+      String kind = kindOf(c, uid);
+      if (kind == null) {
+        return CancelOutcome.NOT_FOUND;
+      }
+      ps.setObject(1, JobRows.timestamp(now));
+      bindRetentionEnd(ps, 2, kind, now);
+      ps.setObject(5, JobRows.timestamp(now));
+      ps.setObject(6, uid);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          return JobStatus.RUNNING.dbValue().equals(rs.getString(1))
+              ? CancelOutcome.STOP_REQUESTED
+              : CancelOutcome.CANCELLED;
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not cancel job " + uid, e);
+    }
+    return exists(uid) ? CancelOutcome.ALREADY_FINISHED : CancelOutcome.NOT_FOUND;
+  }
+
+  /**
+   * Runs a failed job again: it becomes pending with its error, result, stats and retry count
+   * cleared. Jobs in any other state are left alone.
+   *
+   * @return true when the job was failed and is pending now; false when it is not failed
+   * @throws java.util.NoSuchElementException when there is no such job
+   */
+  public boolean retryJob(UUID uid) {
+    Instant now = clock.now();
+    String kind = null;
+    String shard;
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_RETRY_ONE)) {
+      kind = kindOf(c, uid);
+      if (kind == null) {
+        throw new NoSuchElementException("no job " + uid);
+      }
+      ps.setObject(1, JobRows.timestamp(now));
+      ps.setObject(2, JobRows.timestamp(now));
+      bindRetentionEnd(ps, 3, kind, now);
+      ps.setObject(6, uid);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return false;
+        }
+        shard = rs.getString(3);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not retry job " + uid, e);
+    }
+    metrics.retried(kind);
+    enqueued.fire(new JobsEnqueued(kind, shard, true));
+    return true;
+  }
+
+  /** Whether a job has this uid: after a cancel changed nothing, it tells finished from absent. */
+  private boolean exists(UUID uid) {
+    try (Connection c = dataSource.getConnection()) {
+      return kindOf(c, uid) != null;
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not read job " + uid, e);
+    }
+  }
+
+  private static String kindOf(Connection c, UUID uid) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(JOB_GET_KIND)) {
+      ps.setObject(1, uid);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
   }
 
   /**

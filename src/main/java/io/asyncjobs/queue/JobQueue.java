@@ -15,19 +15,18 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
 /**
- * The queue's public operations: enqueue, read, touch and list jobs. Pure database access with no
- * state of its own, so any replica may call it from a request handler.
+ * The queue's way in: enqueue one job, an idempotent one, many, or a batch, under the owner's
+ * quota. Pure database access with no state of its own, so any replica may call it from a request
+ * handler. Reads, listing and touch are {@link JobReads}'s; cancel and retry are {@link JobBulk}'s.
  */
 @ApplicationScoped
 public class JobQueue {
@@ -53,9 +52,6 @@ public class JobQueue {
 
   /** Separates the kind from the shard in a wake-up payload: {@code zip/zip-3}. */
   public static final String SHARD_SEPARATOR = "/";
-
-  /** Largest page {@link #listJobs} returns. */
-  public static final int MAX_PAGE_SIZE = 500;
 
   private static final Pattern KIND = Pattern.compile("[a-z][a-z0-9_]{0,39}");
   private static final int MAX_NAME_LENGTH = 255;
@@ -265,76 +261,6 @@ public class JobQueue {
       """;
 
   /**
-   * The SET list of a cancel, shared by JobCancelOne and the bulk cancel (JobCancelBatch), so that
-   * both always do the same. A pending job fails at once; a running one is flagged for its owner to
-   * stop. In the CASE expressions {@code status} is the value before the update. Its five
-   * parameters, in order: the time (completed_at), {@link SettingsStore#EFFECTIVE_RETENTION_END}'s
-   * three (the time, the kind, its configured retention in seconds), the time (updated_at).
-   */
-  static final String CANCEL_SET =
-      """
-        status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
-        error = CASE WHEN status = 'pending' THEN 'cancelled on request' ELSE error END,
-        completed_at = CASE WHEN status = 'pending' THEN ? ELSE completed_at END,
-        expires_at = CASE WHEN status = 'pending' THEN\s"""
-          + SettingsStore.EFFECTIVE_RETENTION_END
-          + """
-         ELSE expires_at END,
-        cancel_requested = true,
-        updated_at = ?
-        """;
-
-  /**
-   * The SET list of a retry, shared by JobRetryOne and the bulk retry (JobRetryBatch), so that a
-   * column added here is reset by both: a failed job starts over as pending, as if just enqueued,
-   * its uid unchanged. A {@code run_after} still ahead holds it back again, as at its enqueue: the
-   * status view shows that time, so the job must not start before it. Its five parameters, in
-   * order: the time (is run_after ahead), the time (updated_at), then {@link
-   * SettingsStore#EFFECTIVE_RETENTION_END}'s three (the time, the kind, its configured retention in
-   * seconds).
-   */
-  static final String RETRY_SET =
-      " status = 'pending', error = NULL, result = NULL, retry_count = 0,"
-          + " attempt = 0, attempts = NULL,"
-          + " delayed_until = CASE WHEN run_after > ?::timestamptz THEN run_after END,"
-          + " callback = NULL,"
-          + " callback_due = NULL,"
-          + " started_at = NULL, completed_at = NULL, duration_ms = NULL,"
-          + " bytes_in = NULL, bytes_out = NULL, item_count = NULL,"
-          + " progress = NULL, progress_items = NULL, progress_at = NULL,"
-          + " cancel_requested = false, updated_at = ?, expires_at = "
-          + SettingsStore.EFFECTIVE_RETENTION_END;
-
-  /**
-   * JobCancelOne: a pending job fails at once ("cancelled on request"); a running one is flagged
-   * for its owner to stop. In the CASE expressions {@code status} is the value before the update. A
-   * cancelled job is kept for its kind's effective retention from the cancel, as from a completion.
-   */
-  private static final String JOB_CANCEL_ONE =
-      "UPDATE jobs SET "
-          + CANCEL_SET
-          + " WHERE uid = ? AND status IN ('pending', 'running')"
-          + " RETURNING status";
-
-  /**
-   * JobRetryOne: a failed job starts over as pending, as if just enqueued (its uid keeps its place,
-   * so it is claimed before newer jobs), and the owner is woken.
-   */
-  private static final String JOB_RETRY_ONE =
-      "WITH retried AS ("
-          + " UPDATE jobs SET "
-          + RETRY_SET
-          + "  WHERE uid = ? AND status = 'failed'"
-          + " RETURNING kind, shard)"
-          + " SELECT r.kind, pg_notify('"
-          + ENQUEUED_CHANNEL
-          + "', "
-          + wakePayload("r")
-          + " || '"
-          + FROM_HEAD
-          + "'), r.shard FROM retried r";
-
-  /**
    * QuotaLock: serializes one owner's enqueues of one kind for the rest of the transaction, so that
    * the pending count read after the insert is exact however many enqueue at once.
    */
@@ -351,35 +277,13 @@ public class JobQueue {
       "SELECT avg(duration_ms) FROM (SELECT duration_ms FROM jobs WHERE kind = ?"
           + " AND status = 'done' ORDER BY completed_at DESC LIMIT 100) recent";
 
-  /** JobGetKind: the kind of one job, by its uid. */
-  private static final String JOB_GET_KIND = "SELECT kind FROM jobs WHERE uid = ?";
-
-  /**
-   * JobTouchOne: a job's result was used now; it is kept at least until the given time. The expiry
-   * only ever moves later.
-   */
-  private static final String JOB_TOUCH_ONE =
-      """
-      UPDATE jobs
-         SET last_accessed_at = ?,
-             expires_at = GREATEST(expires_at, ?)
-       WHERE uid = ?
-      """;
-
-  /** JobGetViewMany: jobs by their uids, as their views show them (without payloads). */
-  private static final String JOB_GET_VIEW_MANY =
-      "SELECT " + JobRows.VIEW_COLUMNS + " FROM jobs WHERE uid = ANY (?::uuid[])";
-
-  /** JobGetOne: one job by its uid. */
-  private static final String JOB_GET_ONE =
-      "SELECT " + JobRows.COLUMNS + " FROM jobs WHERE uid = ?";
-
   private final SettingsStore settings;
   private final Clock clock;
   private final AgroalDataSource dataSource;
   private final Event<JobsEnqueued> enqueued;
   private final QueueMetrics metrics;
   private final Shards shards;
+  private final JobReads reads;
 
   JobQueue(
       SettingsStore settings,
@@ -387,8 +291,10 @@ public class JobQueue {
       AgroalDataSource dataSource,
       Event<JobsEnqueued> enqueued,
       QueueMetrics metrics,
-      Shards shards) {
+      Shards shards,
+      JobReads reads) {
     this.settings = settings;
+    this.reads = reads;
     this.shards = shards;
     this.clock = clock;
     this.dataSource = dataSource;
@@ -1243,218 +1149,11 @@ public class JobQueue {
   }
 
   /**
-   * Cancels a job: a pending one fails at once and never runs; a running one is asked to stop, and
-   * its owner interrupts and fails it on its next tick. Finished jobs stay as they are.
-   */
-  public CancelOutcome cancelJob(UUID uid) {
-    Instant now = clock.now();
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_CANCEL_ONE)) {
-      String kind = kindOf(c, uid);
-      if (kind == null) {
-        return CancelOutcome.NOT_FOUND;
-      }
-      ps.setObject(1, JobRows.timestamp(now));
-      bindRetentionEnd(ps, 2, kind, now);
-      ps.setObject(5, JobRows.timestamp(now));
-      ps.setObject(6, uid);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (rs.next()) {
-          return JobStatus.RUNNING.dbValue().equals(rs.getString(1))
-              ? CancelOutcome.STOP_REQUESTED
-              : CancelOutcome.CANCELLED;
-        }
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException("could not cancel job " + uid, e);
-    }
-    return getJob(uid).isPresent() ? CancelOutcome.ALREADY_FINISHED : CancelOutcome.NOT_FOUND;
-  }
-
-  /**
-   * Runs a failed job again: it becomes pending with its error, result, stats and retry count
-   * cleared. Jobs in any other state are left alone.
-   *
-   * @return true when the job was failed and is pending now; false when it is not failed
-   * @throws java.util.NoSuchElementException when there is no such job
-   */
-  public boolean retryJob(UUID uid) {
-    Instant now = clock.now();
-    String kind = null;
-    String shard;
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_RETRY_ONE)) {
-      kind = kindOf(c, uid);
-      if (kind == null) {
-        throw new NoSuchElementException("no job " + uid);
-      }
-      ps.setObject(1, JobRows.timestamp(now));
-      ps.setObject(2, JobRows.timestamp(now));
-      bindRetentionEnd(ps, 3, kind, now);
-      ps.setObject(6, uid);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return false;
-        }
-        shard = rs.getString(3);
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException("could not retry job " + uid, e);
-    }
-    metrics.retried(kind);
-    enqueued.fire(new JobsEnqueued(kind, shard, true));
-    return true;
-  }
-
-  private static String kindOf(Connection c, UUID uid) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(JOB_GET_KIND)) {
-      ps.setObject(1, uid);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getString(1) : null;
-      }
-    }
-  }
-
-  /**
-   * The job with this uid, payload and result decoded, or empty when there is none. One primary-key
-   * read outside any transaction: every status poll and event stream calls it.
+   * {@link JobReads#getJob}, kept here because a test that enqueues a job reads it back through the
+   * queue it enqueued on (some 150 places); the code under src/main reads through {@link JobReads}.
    */
   public Optional<Job> getJob(UUID uid) {
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_GET_ONE)) {
-      ps.setObject(1, uid);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Optional.of(JobRows.read(rs, 0)) : Optional.empty();
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException("could not read job " + uid, e);
-    }
-  }
-
-  /**
-   * The jobs with these uids, without their payloads, in one primary-key read; uids without a job
-   * are absent. The event streams poll every watched job through it.
-   *
-   * @throws SQLException when the database cannot be read
-   */
-  public Map<UUID, Job> getJobViews(List<UUID> uids) throws SQLException {
-    Map<UUID, Job> found = new HashMap<>();
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_GET_VIEW_MANY)) {
-      ps.setArray(1, c.createArrayOf("uuid", uids.toArray()));
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          Job job = JobRows.read(rs, 0);
-          found.put(job.uid, job);
-        }
-      }
-    }
-    return found;
-  }
-
-  /**
-   * Marks the job's result as used now and keeps it at least {@code extendSeconds} from now. The
-   * expiry only ever moves later.
-   *
-   * @return false when no job has this uid
-   */
-  public boolean touchJob(UUID uid, long extendSeconds) {
-    if (extendSeconds < 0) {
-      throw new IllegalArgumentException("extendSeconds must not be negative: " + extendSeconds);
-    }
-    Instant now = clock.now();
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_TOUCH_ONE)) {
-      ps.setObject(1, JobRows.timestamp(now));
-      ps.setObject(2, JobRows.timestamp(now.plusSeconds(extendSeconds)));
-      ps.setObject(3, uid);
-      return ps.executeUpdate() == 1;
-    } catch (SQLException e) {
-      throw new IllegalStateException("could not touch job " + uid, e);
-    }
-  }
-
-  /**
-   * Jobs newest first, each filter optional (null means any).
-   *
-   * @param kind only this kind
-   * @param status only this status
-   * @param owner only this owner's jobs
-   * @param before only jobs older than this uid: the {@code next} cursor of the previous page
-   * @param limit page size, 1 to {@link #MAX_PAGE_SIZE}
-   */
-  public JobPage listJobs(String kind, JobStatus status, Owner owner, UUID before, int limit) {
-    if (limit < 1 || limit > MAX_PAGE_SIZE) {
-      throw new IllegalArgumentException("limit must be between 1 and " + MAX_PAGE_SIZE);
-    }
-    List<Object> params = new ArrayList<>();
-    if (owner != null) {
-      params.add(owner.kind());
-      params.add(owner.id());
-    }
-    if (kind != null) {
-      params.add(kind);
-    }
-    if (status != null) {
-      params.add(status.dbValue());
-    }
-    if (before != null) {
-      params.add(before);
-    }
-    params.add(limit + 1);
-    String sql = listSql(owner != null, kind != null, status != null, before != null);
-    List<Job> rows = new ArrayList<>();
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(sql)) {
-      for (int i = 0; i < params.size(); i++) {
-        ps.setObject(i + 1, params.get(i));
-      }
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          rows.add(JobRows.read(rs, 0));
-        }
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException("could not list jobs", e);
-    }
-    if (rows.size() <= limit) {
-      return new JobPage(rows, null);
-    }
-    List<Job> page = rows.subList(0, limit);
-    return new JobPage(List.copyOf(page), page.get(limit - 1).uid);
-  }
-
-  /**
-   * JobList: one page of jobs, newest first, with the filters asked for; its parameters in order
-   * are owner kind and id, kind, status, the cursor, and the page size. Each form has an index that
-   * ends in uid (an owner's, a kind and status's, the active rows'), or walks the primary key.
-   *
-   * <p>There is one statement per set of filters, so that each is planned for the index it can use:
-   * a single statement with optional filters ({@code ? IS NULL OR ...}) would get one generic plan
-   * for all of them. The sixteen forms are put together once, here, from fixed parts; no request
-   * text ever reaches them.
-   */
-  private static final String[] JOB_LIST = new String[16];
-
-  static {
-    for (int form = 0; form < JOB_LIST.length; form++) {
-      JOB_LIST[form] =
-          "SELECT "
-              + JobRows.VIEW_COLUMNS
-              + " FROM jobs WHERE true"
-              + ((form & 8) != 0 ? " AND owner_kind = ? AND owner_id = ?" : "")
-              + ((form & 4) != 0 ? " AND kind = ?" : "")
-              + ((form & 2) != 0 ? " AND status = ?" : "")
-              + ((form & 1) != 0 ? " AND uid < ?" : "")
-              + " ORDER BY uid DESC LIMIT ?";
-    }
-  }
-
-  /** The JobList form for this set of filters. */
-  public static String listSql(
-      boolean byOwner, boolean byKind, boolean byStatus, boolean fromCursor) {
-    return JOB_LIST[
-        (byOwner ? 8 : 0) | (byKind ? 4 : 0) | (byStatus ? 2 : 0) | (fromCursor ? 1 : 0)];
+    return reads.getJob(uid);
   }
 
   /**

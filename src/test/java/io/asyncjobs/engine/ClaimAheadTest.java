@@ -68,7 +68,7 @@ class ClaimAheadTest extends ControlledKindFixture {
     assertThat(service.runOnce().claimed()).isEqualTo(3);
     assertThat(service.nextStarted()).isEqualTo(blocker);
 
-    assertThat(queue.cancelJob(victim)).isEqualTo(CancelOutcome.STOP_REQUESTED);
+    assertThat(bulk.cancelJob(victim)).isEqualTo(CancelOutcome.STOP_REQUESTED);
     service.runOnce();
     service.release(blocker);
     assertThat(service.nextStarted()).isEqualTo(after);

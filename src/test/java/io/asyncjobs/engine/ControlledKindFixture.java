@@ -1,5 +1,6 @@
 package io.asyncjobs.engine;
 
+import io.asyncjobs.queue.JobBulk;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.testing.Database;
@@ -23,6 +24,7 @@ abstract class ControlledKindFixture {
 
   @Inject ControlledService service;
   @Inject JobQueue queue;
+  @Inject JobBulk bulk;
   @Inject SettingsStore settings;
   @Inject TestClock clock;
   @Inject ServiceManager manager;

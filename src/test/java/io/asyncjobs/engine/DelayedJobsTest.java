@@ -64,13 +64,13 @@ class DelayedJobsTest extends ControlledKindFixture {
             "controlled", BLOCK, "user", "bulk", null, new JobQueue.Admission(0, false, tomorrow));
     UUID pastDue = enqueueAt(T0.plusSeconds(30)); // its time comes before the retry
     for (UUID uid : List.of(single, bulked, pastDue)) {
-      queue.cancelJob(uid);
+      bulk.cancelJob(uid);
       assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.FAILED);
     }
     clock.advance(Duration.ofMinutes(1));
 
-    assertThat(queue.retryJob(single)).isTrue();
-    assertThat(queue.retryJob(pastDue)).isTrue();
+    assertThat(bulk.retryJob(single)).isTrue();
+    assertThat(bulk.retryJob(pastDue)).isTrue();
     assertThat(
             bulk.retry(
                     new JobBulk.Filter(

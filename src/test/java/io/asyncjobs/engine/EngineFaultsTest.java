@@ -7,6 +7,7 @@ import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.CancelOutcome;
 import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobBulk;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
 import io.asyncjobs.settings.SettingsOverride;
@@ -41,6 +42,7 @@ class EngineFaultsTest {
   @Inject ControlledService service;
   @Inject ServiceManager manager;
   @Inject JobQueue queue;
+  @Inject JobBulk bulk;
   @Inject SettingsStore settings;
   @Inject OwnerLock realLock;
   @Inject Database db;
@@ -236,7 +238,7 @@ class EngineFaultsTest {
     UUID uid = enqueue(Map.of("block", true, "fail_sqlstate", "57P01"));
     service.runOnce();
     assertThat(service.nextStarted()).isEqualTo(uid);
-    assertThat(queue.cancelJob(uid)).isEqualTo(CancelOutcome.STOP_REQUESTED);
+    assertThat(bulk.cancelJob(uid)).isEqualTo(CancelOutcome.STOP_REQUESTED);
     service.release(uid); // its attempt ends with the connection error before the owner's tick
     service.awaitReturned(uid);
 
@@ -444,7 +446,7 @@ class EngineFaultsTest {
     UUID uid = enqueue(Map.of("block", true));
     service.runOnce();
     service.nextStarted();
-    queue.cancelJob(uid);
+    bulk.cancelJob(uid);
 
     try {
       manager.handOver(Duration.ofMillis(200));
@@ -475,7 +477,7 @@ class EngineFaultsTest {
     service.wakeOnce(); // claims the first of the backlog, moving the wake-up cursor past it
     assertThat(service.nextStarted()).isEqualTo(backlog.get(0));
 
-    assertThat(queue.retryJob(retried)).isTrue();
+    assertThat(bulk.retryJob(retried)).isTrue();
     manager.wakeFor("controlled" + JobQueue.FROM_HEAD);
     service.release(backlog.get(0));
     service.awaitReturned(backlog.get(0));
@@ -493,7 +495,7 @@ class EngineFaultsTest {
     try (Connection c = db.dataSource().getConnection();
         Statement s = c.createStatement()) {
       s.execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
-      assertThat(queue.retryJob(uid)).isTrue();
+      assertThat(bulk.retryJob(uid)).isTrue();
       PGNotification[] notes = c.unwrap(PGConnection.class).getNotifications(5_000);
       assertThat(notes).extracting(PGNotification::getParameter).contains("controlled:head");
       s.execute("UNLISTEN *");

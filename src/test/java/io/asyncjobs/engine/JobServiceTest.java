@@ -443,7 +443,7 @@ class JobServiceTest extends ControlledKindFixture {
   void shouldFailACancelledPendingJobWithoutRunningIt() {
     UUID uid = enqueue(Map.of());
 
-    assertThat(queue.cancelJob(uid)).isEqualTo(CancelOutcome.CANCELLED);
+    assertThat(bulk.cancelJob(uid)).isEqualTo(CancelOutcome.CANCELLED);
 
     assertThat(service.runOnce().claimed()).isZero();
     Job job = queue.getJob(uid).orElseThrow();
@@ -460,7 +460,7 @@ class JobServiceTest extends ControlledKindFixture {
     service.runOnce();
     service.nextStarted();
 
-    assertThat(queue.cancelJob(uid)).isEqualTo(CancelOutcome.STOP_REQUESTED);
+    assertThat(bulk.cancelJob(uid)).isEqualTo(CancelOutcome.STOP_REQUESTED);
     assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.RUNNING);
 
     TickResult tick = service.runOnce();
@@ -539,9 +539,9 @@ class JobServiceTest extends ControlledKindFixture {
     assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
     service.runOnce();
 
-    assertThat(queue.cancelJob(uid)).isEqualTo(CancelOutcome.ALREADY_FINISHED);
+    assertThat(bulk.cancelJob(uid)).isEqualTo(CancelOutcome.ALREADY_FINISHED);
     assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.DONE);
-    assertThat(queue.cancelJob(UUID.randomUUID())).isEqualTo(CancelOutcome.NOT_FOUND);
+    assertThat(bulk.cancelJob(UUID.randomUUID())).isEqualTo(CancelOutcome.NOT_FOUND);
   }
 
   // ---- helpers ---------------------------------------------------------------------------

@@ -156,7 +156,7 @@ class RetryAttemptsTest extends ControlledKindFixture {
     runAndSettle(uid);
     assertThat(queue.getJob(uid).orElseThrow().status).isEqualTo(JobStatus.FAILED);
 
-    assertThat(queue.retryJob(uid)).isTrue();
+    assertThat(bulk.retryJob(uid)).isTrue();
     Job again = queue.getJob(uid).orElseThrow();
     assertThat(again.attempt).isZero();
     assertThat(again.attempts).isNull();

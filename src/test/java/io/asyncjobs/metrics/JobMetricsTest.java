@@ -6,6 +6,7 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.asyncjobs.kinds.noop.NoopService;
+import io.asyncjobs.queue.JobBulk;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.Tokens;
@@ -41,6 +42,7 @@ class JobMetricsTest {
   @Inject Database db;
   @Inject NoopService noop;
   @Inject JobQueue queue;
+  @Inject JobBulk bulk;
   @Inject JobMetrics metrics;
   @Inject io.asyncjobs.lock.OwnerLocks locks;
 
@@ -202,7 +204,7 @@ class JobMetricsTest {
     runAll(noop);
     Scrape before = scrape();
 
-    assertThat(queue.retryJob(failing)).isTrue();
+    assertThat(bulk.retryJob(failing)).isTrue();
     Scrape retried = scrape();
     assertThat(retried.delta(before, "jobs_retried_total", "kind", "noop")).isEqualTo(1);
     assertThat(retried.delta(before, "jobs_enqueued_total", "kind", "noop")).isZero();

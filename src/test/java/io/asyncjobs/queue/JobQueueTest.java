@@ -37,6 +37,7 @@ class JobQueueTest {
   private static final Owner BOB = new Owner("user", "bob");
 
   @Inject JobQueue queue;
+  @Inject JobBulk bulk;
   @Inject TestClock clock;
   @Inject Database db;
   @Inject SettingsStore settings;
@@ -96,13 +97,13 @@ class JobQueueTest {
           .isEqualTo(T0.plusSeconds(120));
 
       clock.set(T0.plusSeconds(30));
-      assertThat(queue.cancelJob(enqueued)).isEqualTo(CancelOutcome.CANCELLED);
+      assertThat(bulk.cancelJob(enqueued)).isEqualTo(CancelOutcome.CANCELLED);
       assertThat(queue.getJob(enqueued).orElseThrow().expiresAt)
           .as("cancelled")
           .isEqualTo(T0.plusSeconds(30 + 120));
 
       clock.set(T0.plusSeconds(60));
-      assertThat(queue.retryJob(enqueued)).isTrue();
+      assertThat(bulk.retryJob(enqueued)).isTrue();
       assertThat(queue.getJob(enqueued).orElseThrow().expiresAt)
           .as("retried")
           .isEqualTo(T0.plusSeconds(60 + 120));
@@ -132,11 +133,6 @@ class JobQueueTest {
   }
 
   @Test
-  void shouldReturnEmptyForAnUnknownJob() {
-    assertThat(queue.getJob(UUID.randomUUID())).isEmpty();
-  }
-
-  @Test
   void shouldRejectMalformedArgumentsAndStoreNothing() {
     assertThatThrownBy(() -> queue.enqueue("Zip!", Map.of(), null, null, null))
         .isInstanceOf(IllegalArgumentException.class)
@@ -151,91 +147,6 @@ class JobQueueTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("preferred name");
     assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
-  }
-
-  @Test
-  void shouldExtendExpiryAndRecordAccessWhenTouched() {
-    UUID uid = queue.enqueue("zip", Map.of(), null, null, null);
-    clock.advance(Duration.ofDays(6));
-
-    assertThat(queue.touchJob(uid, Duration.ofDays(7).toSeconds())).isTrue();
-
-    Job job = queue.getJob(uid).orElseThrow();
-    assertThat(job.lastAccessedAt).isEqualTo(T0.plus(Duration.ofDays(6)));
-    assertThat(job.expiresAt).isEqualTo(T0.plus(Duration.ofDays(13)));
-  }
-
-  @Test
-  void shouldNeverShortenExpiryWhenTouched() {
-    UUID uid = queue.enqueue("zip", Map.of(), null, null, null);
-    clock.advance(Duration.ofHours(1));
-
-    assertThat(queue.touchJob(uid, 60)).isTrue();
-
-    Job job = queue.getJob(uid).orElseThrow();
-    assertThat(job.expiresAt).isEqualTo(T0.plus(Duration.ofDays(7)));
-    assertThat(job.lastAccessedAt).isEqualTo(T0.plus(Duration.ofHours(1)));
-  }
-
-  @Test
-  void shouldReportTouchOfAnUnknownJob() {
-    assertThat(queue.touchJob(UUID.randomUUID(), 60)).isFalse();
-  }
-
-  @Test
-  void shouldFilterListsByKindStatusAndOwnerNewestFirst() {
-    UUID a1 = queue.enqueue("zip", Map.of(), "user", "alice", null);
-    UUID b1 = queue.enqueue("zip", Map.of(), "user", "bob", null);
-    UUID a2 = queue.enqueue("fork", Map.of(), "user", "alice", null);
-    UUID a3 = queue.enqueue("zip", Map.of(), "user", "alice", null);
-    db.update("UPDATE jobs SET status = 'done' WHERE uid = ?", a3);
-
-    assertThat(uids(queue.listJobs(null, null, null, null, 50))).containsExactly(a3, a2, b1, a1);
-    assertThat(uids(queue.listJobs("zip", null, null, null, 50))).containsExactly(a3, b1, a1);
-    assertThat(uids(queue.listJobs(null, JobStatus.PENDING, null, null, 50)))
-        .containsExactly(a2, b1, a1);
-    assertThat(uids(queue.listJobs(null, null, ALICE, null, 50))).containsExactly(a3, a2, a1);
-    assertThat(uids(queue.listJobs("zip", JobStatus.PENDING, ALICE, null, 50))).containsExactly(a1);
-    assertThat(uids(queue.listJobs(null, null, BOB, null, 50))).containsExactly(b1);
-    assertThat(uids(queue.listJobs(null, null, new Owner("service", "alice"), null, 50))).isEmpty();
-  }
-
-  @Test
-  void shouldPageThroughEveryJobExactlyOnce() {
-    List<UUID> enqueued = new ArrayList<>();
-    for (int i = 0; i < 25; i++) {
-      enqueued.add(queue.enqueue("zip", Map.of("i", i), "user", "alice", null));
-    }
-
-    List<UUID> seen = new ArrayList<>();
-    UUID cursor = null;
-    int pages = 0;
-    do {
-      JobPage page = queue.listJobs(null, null, ALICE, cursor, 10);
-      seen.addAll(uids(page));
-      cursor = page.next();
-      pages++;
-    } while (cursor != null);
-
-    Collections.reverse(enqueued);
-    assertThat(seen).containsExactlyElementsOf(enqueued);
-    assertThat(pages).isEqualTo(3);
-  }
-
-  @Test
-  void shouldEndOnAFullLastPageWithoutACursor() {
-    for (int i = 0; i < 10; i++) {
-      queue.enqueue("zip", Map.of(), null, null, null);
-    }
-    assertThat(queue.listJobs(null, null, null, null, 10).next()).isNull();
-  }
-
-  @Test
-  void shouldRejectAPageSizeOutOfRange() {
-    assertThatThrownBy(() -> queue.listJobs(null, null, null, null, 0))
-        .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> queue.listJobs(null, null, null, null, JobQueue.MAX_PAGE_SIZE + 1))
-        .isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
@@ -351,9 +262,5 @@ class JobQueueTest {
     return received == null
         ? List.of()
         : Arrays.stream(received).map(PGNotification::getParameter).toList();
-  }
-
-  private static List<UUID> uids(JobPage page) {
-    return page.jobs().stream().map(j -> j.uid).toList();
   }
 }

@@ -233,7 +233,7 @@ class QueryPlansTest {
 
   @Test
   void shouldPageAnOwnersJobsThroughAnIndexEndingInUid() throws Exception {
-    String page = JobQueue.listSql(true, false, false, true);
+    String page = JobReads.listSql(true, false, false, true);
     assertNoSeqScanOfJobs(
         page, "'user'", "'owner-7'", "'ffffffff-ffff-7fff-bfff-ffffffffffff'", "51");
     for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
@@ -241,10 +241,10 @@ class QueryPlansTest {
           planOf(page, mode, "'user'", "'owner-7'", "'ffffffff-ffff-7fff-bfff-ffffffffffff'", "51");
       assertThat(plan).as(mode).contains("jobs_owner_uid_idx").doesNotContain("\"Sort\"");
     }
-    assertNoSeqScanOfJobs(JobQueue.listSql(false, false, true, false), "'pending'", "51");
-    assertNoSeqScanOfJobs(JobQueue.listSql(false, true, true, false), "'zip'", "'failed'", "51");
+    assertNoSeqScanOfJobs(JobReads.listSql(false, false, true, false), "'pending'", "51");
+    assertNoSeqScanOfJobs(JobReads.listSql(false, true, true, false), "'zip'", "'failed'", "51");
     assertNoSeqScanOfJobs(
-        JobQueue.listSql(true, false, true, false), "'user'", "'owner-7'", "'pending'", "51");
+        JobReads.listSql(true, false, true, false), "'user'", "'owner-7'", "'pending'", "51");
   }
 
   /** Plans {@code sql} both ways and fails naming each sequential scan of jobs it finds. */
