@@ -119,12 +119,13 @@ PY
 # token ("$keys/token", "$token") with plain openssl, starts the packaged app (prod profile) on
 # loopback against the bench PostgreSQL with its data in "$data", and waits until it is ready.
 # Sets app_port, app_pid, base, token, keys and data; $1 names the log files. BENCH_APP_ENV adds
-# environment settings (VAR=value ...). BENCH_NATIVE=1 starts the native executable
-# (target/*-runner, which bench/native.sh builds) instead of the JVM build; it is never rebuilt here.
+# environment settings (VAR=value ...). BENCH_APP_DIR starts the quarkus-app folder of another
+# build (never built here). BENCH_NATIVE=1 starts the native executable (target/*-runner, which
+# bench/native.sh builds) instead of the JVM build; it is never rebuilt here.
 start_app() {
   if [ "${BENCH_NATIVE:-0}" = 1 ]; then
     native_runner >/dev/null
-  elif [ "${BENCH_SKIP_BUILD:-0}" != 1 ] || [ ! -f target/quarkus-app/quarkus-run.jar ]; then
+  elif [ -z "${BENCH_APP_DIR:-}" ] && { [ "${BENCH_SKIP_BUILD:-0}" != 1 ] || [ ! -f target/quarkus-app/quarkus-run.jar ]; }; then
     ./mvnw -q -B package -DskipTests >"$out/$1-build.log" 2>&1 \
       || { tail -n 80 "$out/$1-build.log" >&2; exit 1; }
   fi
@@ -154,7 +155,7 @@ start_app() {
   data="$work/data"
   app_port=$(free_port)
   mkdir -p "$data"
-  local launch=(java ${BENCH_JAVA_OPTS:-} -jar target/quarkus-app/quarkus-run.jar)
+  local launch=(java ${BENCH_JAVA_OPTS:-} -jar "${BENCH_APP_DIR:-target/quarkus-app}/quarkus-run.jar")
   if [ "${BENCH_NATIVE:-0}" = 1 ]; then launch=("$(native_runner)"); fi
   app_started_ns=$(date +%s%N)
   env QUARKUS_HTTP_HOST=127.0.0.1 QUARKUS_HTTP_PORT="$app_port" \

@@ -80,34 +80,14 @@ PY
   print_results "$out/startup.jsonl"
 }
 
-# Starts the packaged app in folder $1 (with its class-data archive when $2 is 1) and waits until it
-# is ready; sets startup_ready_ms and startup_cpu_ticks (user + system time of the process until
-# then), then stops it. $3 names the log file.
+# Starts the packaged app in folder $1 (with its class-data archive when $2 is 1) through
+# start_app and waits until it is ready; sets startup_ready_ms and startup_cpu_ticks (user + system
+# time of the process until then), then stops it. $3 names the log files.
 startup_once() {
-  local dir=$1 name=$3 cds=()
-  if [ "$2" = 1 ]; then cds=(-XX:SharedArchiveFile="$dir/app-cds.jsa" -Xshare:auto); fi
-  local port t0 pid
-  port=$(free_port)
-  t0=$(date +%s%N)
-  (
-    exec env QUARKUS_HTTP_HOST=127.0.0.1 QUARKUS_HTTP_PORT="$port" \
-      QUARKUS_DATASOURCE_JDBC_URL="$url" QUARKUS_DATASOURCE_USERNAME=postgres QUARKUS_DATASOURCE_PASSWORD= \
-      MP_JWT_VERIFY_PUBLICKEY_LOCATION="$keys/public.pem" MP_JWT_VERIFY_ISSUER=async-jobs-bench \
-      JOBS_DATA_DIR="$data" JOBS_LOCK_MODE=postgres JOBS_LOCK_HANDOVER_GRACE=5s \
-      JOBS_API_SIGNING_KEY="$(openssl rand -base64 32)" \
-      java ${cds[@]+"${cds[@]}"} -jar "$dir/quarkus-run.jar"
-  ) >"$out/$name.log" 2>&1 &
-  pid=$!
-  started+=("$pid")
-  until curl -fsS "http://127.0.0.1:$port/q/health/ready" 2>/dev/null | grep -q '"UP"'; do
-    if ! kill -0 "$pid" 2>/dev/null || [ $(($(date +%s%N) - t0)) -gt 120000000000 ]; then
-      echo "bench: $dir did not become ready; last lines of $out/$name.log:" >&2
-      tail -n 40 "$out/$name.log" >&2
-      exit 1
-    fi
-    sleep 0.02
-  done
-  startup_ready_ms=$((($(date +%s%N) - t0) / 1000000))
-  startup_cpu_ticks=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-  stop_pid "$pid"
+  local dir=$1 opts=
+  if [ "$2" = 1 ]; then opts="-XX:SharedArchiveFile=$dir/app-cds.jsa -Xshare:auto"; fi
+  BENCH_APP_DIR=$dir BENCH_JAVA_OPTS=$opts start_app "$3"
+  startup_ready_ms=$app_ready_ms
+  startup_cpu_ticks=$(awk '{print $14 + $15}' "/proc/$app_pid/stat")
+  stop_pid "$app_pid"
 }

@@ -2,6 +2,7 @@ package io.asyncjobs;
 
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
@@ -105,7 +106,7 @@ class ArchitectureTest {
                     .map(glob -> glob.substring(0, glob.length() - 2))
                     .noneMatch(prefix -> p.equals(prefix) || p.startsWith(prefix + ".")))
         .forEach(unplaced::add);
-    org.assertj.core.api.Assertions.assertThat(unplaced)
+    assertThat(unplaced)
         .as("packages without a layer (add them to LAYERS and docs/architecture.md)")
         .isEmpty();
   }
@@ -128,8 +129,6 @@ class ArchitectureTest {
         }
       }
     }
-    org.assertj.core.api.Assertions.assertThat(outside)
-        .as("statements on the jobs table outside io.asyncjobs.queue")
-        .isEmpty();
+    assertThat(outside).as("statements on the jobs table outside io.asyncjobs.queue").isEmpty();
   }
 }

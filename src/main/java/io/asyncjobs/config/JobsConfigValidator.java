@@ -94,10 +94,9 @@ public final class JobsConfigValidator implements ConfigValidator, SmallRyeConfi
           "is \"" + config.lock().name() + "\"; a Lease name matches " + LOCK_NAME.pattern());
     }
 
-    checks.range("api.max-body-bytes", config.api().maxBodyBytes(), 1024, Long.MAX_VALUE);
-    checks.range(
-        "api.events-max-per-owner", config.api().eventsMaxPerOwner(), 1, Integer.MAX_VALUE);
-    checks.range("auth.token-cache-size", config.auth().tokenCacheSize(), 0, Integer.MAX_VALUE);
+    checks.atLeast("api.max-body-bytes", config.api().maxBodyBytes(), 1024);
+    checks.atLeast("api.events-max-per-owner", config.api().eventsMaxPerOwner(), 1);
+    checks.atLeast("auth.token-cache-size", config.auth().tokenCacheSize(), 0);
 
     JobsConfig.Callbacks callbacks = config.callbacks();
     for (Integer port : callbacks.allowedPorts()) {
@@ -123,11 +122,13 @@ public final class JobsConfigValidator implements ConfigValidator, SmallRyeConfi
 
     void range(String key, long value, long min, long max) {
       if (value < min || value > max) {
-        String bounds =
-            max == Long.MAX_VALUE || max == Integer.MAX_VALUE
-                ? "at least " + min
-                : "between " + min + " and " + max;
-        problem(key, "must be " + bounds + ", is " + value);
+        problem(key, "must be between " + min + " and " + max + ", is " + value);
+      }
+    }
+
+    void atLeast(String key, long value, long min) {
+      if (value < min) {
+        problem(key, "must be at least " + min + ", is " + value);
       }
     }
 

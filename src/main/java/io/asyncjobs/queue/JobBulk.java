@@ -239,7 +239,7 @@ public class JobBulk {
         return CancelOutcome.NOT_FOUND;
       }
       ps.setObject(1, JobRows.timestamp(now));
-      bindRetentionEnd(ps, 2, kind, now);
+      settings.bindRetentionEnd(ps, 2, kind, now);
       ps.setObject(5, JobRows.timestamp(now));
       ps.setObject(6, uid);
       try (ResultSet rs = ps.executeQuery()) {
@@ -252,7 +252,8 @@ public class JobBulk {
     } catch (SQLException e) {
       throw new IllegalStateException("could not cancel job " + uid, e);
     }
-    return exists(uid) ? CancelOutcome.ALREADY_FINISHED : CancelOutcome.NOT_FOUND;
+    // The job was there a statement ago (its kind was read) and neither pending nor running now.
+    return CancelOutcome.ALREADY_FINISHED;
   }
 
   /**
@@ -274,7 +275,7 @@ public class JobBulk {
       }
       ps.setObject(1, JobRows.timestamp(now));
       ps.setObject(2, JobRows.timestamp(now));
-      bindRetentionEnd(ps, 3, kind, now);
+      settings.bindRetentionEnd(ps, 3, kind, now);
       ps.setObject(6, uid);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
@@ -288,15 +289,6 @@ public class JobBulk {
     metrics.retried(kind);
     enqueued.fire(new JobsEnqueued(kind, shard, true));
     return true;
-  }
-
-  /** Whether a job has this uid: after a cancel changed nothing, it tells finished from absent. */
-  private boolean exists(UUID uid) {
-    try (Connection c = dataSource.getConnection()) {
-      return kindOf(c, uid) != null;
-    } catch (SQLException e) {
-      throw new IllegalStateException("could not read job " + uid, e);
-    }
   }
 
   private static String kindOf(Connection c, UUID uid) throws SQLException {
@@ -401,19 +393,6 @@ public class JobBulk {
   }
 
   /**
-   * Binds {@link SettingsStore#EFFECTIVE_RETENTION_END}'s three parameters from {@code at}.
-   *
-   * @return the index after them
-   */
-  private int bindRetentionEnd(PreparedStatement ps, int at, String kind, Instant now)
-      throws SQLException {
-    ps.setObject(at, JobRows.timestamp(now));
-    ps.setString(at + 1, kind);
-    ps.setLong(at + 2, settings.configured(kind).retention().toSeconds());
-    return at + 3;
-  }
-
-  /**
    * Runs one batch statement, committed on its own, and puts its size and the jobs it changed in
    * {@code figures}.
    *
@@ -449,13 +428,13 @@ public class JobBulk {
       ps.setInt(i++, BATCH);
       if (action == Action.CANCEL) {
         ps.setObject(i++, JobRows.timestamp(now));
-        i = bindRetentionEnd(ps, i, kind, now);
+        i = settings.bindRetentionEnd(ps, i, kind, now);
         ps.setObject(i++, JobRows.timestamp(now));
         ps.setArray(i, c.createArrayOf("text", allowed));
       } else if (action == Action.RETRY) {
         ps.setObject(i++, JobRows.timestamp(now));
         ps.setObject(i++, JobRows.timestamp(now));
-        bindRetentionEnd(ps, i, kind, now);
+        settings.bindRetentionEnd(ps, i, kind, now);
       }
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();

@@ -685,7 +685,7 @@ public class JobQueue {
     ps.setString(6, JsonCodec.encode(payload));
     ps.setObject(7, created);
     ps.setObject(8, created);
-    bindRetentionEnd(ps, 9, kind, now);
+    settings.bindRetentionEnd(ps, 9, kind, now);
     String shard = shards.shardOf(kind, uid);
     ps.setString(12, shard);
     return shard;
@@ -712,7 +712,7 @@ public class JobQueue {
     ps.setString(3, ownerId);
     ps.setObject(4, created);
     ps.setObject(5, created);
-    bindRetentionEnd(ps, 6, kind, now);
+    settings.bindRetentionEnd(ps, 6, kind, now);
     ps.setArray(9, c.createArrayOf("uuid", uids));
     ps.setArray(10, c.createArrayOf("text", payloads));
     ps.setArray(11, c.createArrayOf("text", names));
@@ -1154,16 +1154,6 @@ public class JobQueue {
    */
   public Optional<Job> getJob(UUID uid) {
     return reads.getJob(uid);
-  }
-
-  /**
-   * Binds the three parameters of {@link SettingsStore#EFFECTIVE_RETENTION_END} from {@code at}.
-   */
-  private void bindRetentionEnd(PreparedStatement ps, int at, String kind, Instant now)
-      throws SQLException {
-    ps.setObject(at, JobRows.timestamp(now));
-    ps.setString(at + 1, kind);
-    ps.setLong(at + 2, settings.configured(kind).retention().toSeconds());
   }
 
   private static void requireOwnerAndKind(String kind, String ownerKind, String ownerId) {

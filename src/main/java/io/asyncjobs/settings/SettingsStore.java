@@ -10,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 
@@ -73,6 +74,20 @@ public class SettingsStore {
   public static final String EFFECTIVE_RETENTION_END =
       "(?::timestamptz + make_interval(secs => COALESCE((SELECT s.retention_seconds"
           + " FROM service_settings s WHERE s.service = ?), ?)::double precision))";
+
+  /**
+   * Binds {@link #EFFECTIVE_RETENTION_END}'s three parameters from index {@code at}: retention of
+   * {@code service} starting at {@code start}.
+   *
+   * @return the index after them
+   */
+  public int bindRetentionEnd(PreparedStatement ps, int at, String service, Instant start)
+      throws SQLException {
+    ps.setObject(at, OffsetDateTime.ofInstant(start, ZoneOffset.UTC));
+    ps.setString(at + 1, service);
+    ps.setLong(at + 2, configured(service).retention().toSeconds());
+    return at + 3;
+  }
 
   private final AgroalDataSource dataSource;
   private final JobsConfig config;
