@@ -7,8 +7,8 @@ import io.asyncjobs.lock.LeaseHolders;
 import io.asyncjobs.operations.Requests;
 import io.asyncjobs.operations.ShardOwners;
 import io.asyncjobs.problem.ProblemException;
+import io.asyncjobs.queue.JobShards;
 import io.asyncjobs.queue.JobStatus;
-import io.asyncjobs.queue.JobStore;
 import io.asyncjobs.queue.QueueDepths;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -70,7 +70,7 @@ class OwnersCommand extends Command {
 
   private final ServiceManager services;
   private final Shards shards;
-  private final JobStore store;
+  private final JobShards store;
   private final QueueDepths depths;
   private final ShardOwners owners;
   private final JobsConfig config;
@@ -81,7 +81,7 @@ class OwnersCommand extends Command {
   OwnersCommand(
       ServiceManager services,
       Shards shards,
-      JobStore store,
+      JobShards store,
       QueueDepths depths,
       ShardOwners owners,
       JobsConfig config,

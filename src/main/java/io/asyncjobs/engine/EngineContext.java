@@ -1,6 +1,9 @@
 package io.asyncjobs.engine;
 
-import io.asyncjobs.queue.JobStore;
+import io.asyncjobs.queue.JobClaims;
+import io.asyncjobs.queue.JobOutcomes;
+import io.asyncjobs.queue.JobRecovery;
+import io.asyncjobs.queue.JobSweep;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.time.Clock;
 import java.time.Duration;
@@ -9,7 +12,10 @@ import java.time.Duration;
  * What a {@link JobService} needs from the engine, handed over at registration so that a kind's
  * author writes only {@code kind}, {@code title}, {@code process} and {@code cleanup}.
  *
- * @param store the engine's SQL
+ * @param jobClaims the claim's statements
+ * @param jobOutcomes the statements that write what became of tasks
+ * @param jobRecovery the statements that rescue and adopt running rows
+ * @param jobSweep the retention sweep's statements
  * @param settings per-service settings, read every tick
  * @param clock the current time
  * @param sweepBatchSize expired jobs one sweep batch takes
@@ -22,7 +28,10 @@ import java.time.Duration;
  * @param deliveries what sends the callbacks of ended jobs
  */
 record EngineContext(
-    JobStore store,
+    JobClaims jobClaims,
+    JobOutcomes jobOutcomes,
+    JobRecovery jobRecovery,
+    JobSweep jobSweep,
     SettingsStore settings,
     Clock clock,
     int sweepBatchSize,

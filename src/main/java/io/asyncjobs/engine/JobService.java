@@ -4,7 +4,7 @@ import io.asyncjobs.config.ServiceSettings;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.queue.JobStore;
+import io.asyncjobs.queue.JobOutcomes;
 import io.asyncjobs.storage.VolumeSpace;
 import io.opentelemetry.context.Scope;
 import java.sql.SQLException;
@@ -130,7 +130,7 @@ public abstract class JobService extends BaseService {
     }
     Task task = CURRENT.get();
     if (task != null) {
-      task.progress.set(new JobStore.ProgressReport(task.job.uid, fraction, itemsDone));
+      task.progress.set(new JobOutcomes.ProgressReport(task.job.uid, fraction, itemsDone));
     }
   }
 
@@ -479,7 +479,7 @@ public abstract class JobService extends BaseService {
   /** How many finished jobs of this kind have expired and wait for the sweep. */
   public long expiredCount() {
     EngineContext ctx = requireContext();
-    return ctx.store().countExpired(kind(), ctx.clock().now());
+    return ctx.jobSweep().countExpired(kind(), ctx.clock().now());
   }
 
   // ---- lifecycle -------------------------------------------------------------------------

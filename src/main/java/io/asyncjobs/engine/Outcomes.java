@@ -2,8 +2,8 @@ package io.asyncjobs.engine;
 
 import io.asyncjobs.config.ServiceSettings;
 import io.asyncjobs.queue.Completion;
+import io.asyncjobs.queue.JobOutcomes;
 import io.asyncjobs.queue.JobStatus;
-import io.asyncjobs.queue.JobStore;
 import io.asyncjobs.queue.JsonCodec;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -88,7 +88,7 @@ final class Outcomes {
     Map<UUID, String> retries = new LinkedHashMap<>();
     List<Task> released = new ArrayList<>();
     List<Task> attempted = new ArrayList<>();
-    List<JobStore.FailedAttempt> attempts = new ArrayList<>();
+    List<JobOutcomes.FailedAttempt> attempts = new ArrayList<>();
     for (Task task : tasks) {
       if (task.readyToRelease()) {
         released.add(task);
@@ -98,7 +98,7 @@ final class Outcomes {
       if (outcome.transientFailure() && settings.maxAttempts() > 1) {
         attempted.add(task);
         attempts.add(
-            new JobStore.FailedAttempt(
+            new JobOutcomes.FailedAttempt(
                 outcome.uid(),
                 outcome.error(),
                 outcome.startedAt(),
@@ -114,7 +114,7 @@ final class Outcomes {
         completions.add(outcome);
       }
     }
-    JobStore store = context.store();
+    JobOutcomes store = context.jobOutcomes();
     JobTraces traces = context.traces();
     if (!completions.isEmpty()) {
       long start = traces.now();
@@ -150,7 +150,7 @@ final class Outcomes {
       traced(attempted, start);
       settled.addAll(attempted);
       for (int i = 0; i < attempts.size(); i++) {
-        JobStore.FailedAttempt attempt = attempts.get(i);
+        JobOutcomes.FailedAttempt attempt = attempts.get(i);
         JobStatus status = written.get(attempt.uid());
         if (status == null) {
           fenced(attempt.uid(), epoch, tally);

@@ -7,8 +7,12 @@ import io.asyncjobs.lock.Members;
 import io.asyncjobs.lock.OlderRelease;
 import io.asyncjobs.lock.OwnerLocks;
 import io.asyncjobs.lock.Trust;
+import io.asyncjobs.queue.JobClaims;
+import io.asyncjobs.queue.JobOutcomes;
 import io.asyncjobs.queue.JobQueue;
-import io.asyncjobs.queue.JobStore;
+import io.asyncjobs.queue.JobRecovery;
+import io.asyncjobs.queue.JobShards;
+import io.asyncjobs.queue.JobSweep;
 import io.asyncjobs.queue.JobsEnqueued;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.time.Clock;
@@ -77,6 +81,10 @@ public class ServiceManager {
   private final OlderRelease olderRelease;
   private final OwnerLocks locks;
   private final Shards shards;
+
+  /** Which shards have work, for the look for retired shards. */
+  private final JobShards jobShards;
+
   private final HandOff handOff;
 
   /** Every shard's lock name, with the kind and shard key it belongs to, for the start check. */
@@ -90,7 +98,11 @@ public class ServiceManager {
       Members members,
       OlderRelease olderRelease,
       Shards shards,
-      JobStore store,
+      JobClaims jobClaims,
+      JobOutcomes jobOutcomes,
+      JobRecovery jobRecovery,
+      JobSweep jobSweep,
+      JobShards jobShards,
       SettingsStore settings,
       Clock clock,
       HandOff handOff,
@@ -102,10 +114,14 @@ public class ServiceManager {
     this.members = members;
     this.olderRelease = olderRelease;
     this.shards = shards;
+    this.jobShards = jobShards;
     this.handOff = handOff;
     this.context =
         new EngineContext(
-            store,
+            jobClaims,
+            jobOutcomes,
+            jobRecovery,
+            jobSweep,
             settings,
             clock,
             config.sweepBatchSize(),
@@ -183,7 +199,7 @@ public class ServiceManager {
    * callbacks still due in it.
    */
   void followRetiredShards() {
-    Map<String, Set<String>> active = context.store().activeShards();
+    Map<String, Set<String>> active = jobShards.activeShards();
     Map<JobService, List<String>> emptied = new LinkedHashMap<>();
     Set<String> stillUsed = new java.util.HashSet<>();
     for (BaseService service : all()) {
@@ -217,7 +233,7 @@ public class ServiceManager {
     emptied.forEach((service, keys) -> keys.forEach(service::beginDrain));
     Map<String, Set<String>> again;
     try {
-      again = context.store().activeShards();
+      again = jobShards.activeShards();
     } catch (RuntimeException e) {
       emptied.forEach((service, keys) -> keys.forEach(service::endDrain));
       throw e;

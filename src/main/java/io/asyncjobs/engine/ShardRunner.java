@@ -6,8 +6,11 @@ import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.Completion;
 import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobClaims;
+import io.asyncjobs.queue.JobOutcomes;
 import io.asyncjobs.queue.JobPriority;
-import io.asyncjobs.queue.JobStore;
+import io.asyncjobs.queue.JobRecovery;
+import io.asyncjobs.queue.StoreException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -53,8 +56,8 @@ final class ShardRunner {
   /**
    * Before every job in the claim's order: the wake-up claim cursor before anything was claimed.
    */
-  private static final JobStore.ClaimCursor NO_CURSOR =
-      JobStore.ClaimCursor.before(JobPriority.MAX + 1);
+  private static final JobClaims.ClaimCursor NO_CURSOR =
+      JobClaims.ClaimCursor.before(JobPriority.MAX + 1);
 
   private final JobService service;
   private final String kind;
@@ -106,7 +109,7 @@ final class ShardRunner {
    * it; the tick claims from the head of the queue and so also takes older jobs that became pending
    * again.
    */
-  private JobStore.ClaimCursor claimCursor = NO_CURSOR;
+  private JobClaims.ClaimCursor claimCursor = NO_CURSOR;
 
   /** The owner the last claim in turns ({@code fair}) ended with; the next one starts after it. */
   private String turnCursor = "";
@@ -273,14 +276,14 @@ final class ShardRunner {
         try {
           releaseDue(epoch, now);
           rewind.set(true); // the jobs made due may sort before the cursor
-        } catch (JobStore.StoreException e) {
+        } catch (StoreException e) {
           LOG.debugf(
               "%s: releasing due jobs failed, the next tick does: %s", label(), e.getMessage());
         }
       }
       int capacity = draining || settings.paused() ? 0 : claimRoom(settings) + combined.size();
       // A wake-up with no room keeps the request for the head for the next one that has room.
-      JobStore.ClaimCursor after =
+      JobClaims.ClaimCursor after =
           capacity > 0 && rewind.getAndSet(false) ? NO_CURSOR : cursor(epoch);
       if (after.priority() < JobPriority.DEFAULT) {
         // Jobs of the default priority enqueued meanwhile sort before this cursor and wake nobody.
@@ -291,29 +294,29 @@ final class ShardRunner {
       try {
         List<Job> claimed;
         long claimStart = traces.now();
-        JobStore.ClaimRequest claim =
-            new JobStore.ClaimRequest(kind, shard, Math.max(0, capacity), epoch, now, after);
+        JobClaims.ClaimRequest claim =
+            new JobClaims.ClaimRequest(kind, shard, Math.max(0, capacity), epoch, now, after);
         if (fair) {
-          JobStore.Claimed c = claimInTurns(capacity, epoch, now, cap);
+          JobClaims.Claimed c = claimInTurns(capacity, epoch, now, cap);
           claimed = c.jobs();
           fenced = c.fenced();
         } else if (cap > 0) {
-          JobStore.Claimed c =
+          JobClaims.Claimed c =
               context
-                  .store()
+                  .jobClaims()
                   .claimCapped(
-                      new JobStore.ClaimRequest(
+                      new JobClaims.ClaimRequest(
                           kind, shard, Math.max(0, capacity), epoch, now, null),
                       cap);
           claimed = c.jobs();
           fenced = c.fenced();
         } else if (combined.isEmpty()) {
-          JobStore.Claimed c = context.store().claimMany(claim);
+          JobClaims.Claimed c = context.jobClaims().claimMany(claim);
           claimed = c.jobs();
           fenced = c.fenced();
         } else {
-          JobStore.CompleteAndClaim both =
-              context.store().completeAndClaimMany(completions, settings.retention(), claim);
+          JobClaims.CompleteAndClaim both =
+              context.jobClaims().completeAndClaimMany(completions, settings.retention(), claim);
           long written = traces.now();
           for (Task task : combined) {
             traces.step(task.span, JobTraces.OUTCOME, claimStart, written);
@@ -329,7 +332,7 @@ final class ShardRunner {
         }
         start(claimed, epoch, now, claimStart, claimEnd);
         tally.claimed += claimed.size();
-      } catch (JobStore.StoreException e) {
+      } catch (StoreException e) {
         // The outcomes stay in flight; the next run writes them.
         LOG.debugf("%s: a wake-up's write failed: %s", label(), e.getMessage());
       }
@@ -340,7 +343,7 @@ final class ShardRunner {
       if (sweepBehind && !fenced && !draining && !claimWanted.get()) {
         try {
           sweep(now, tally);
-        } catch (JobStore.StoreException e) {
+        } catch (StoreException e) {
           LOG.debugf(
               "%s: a wake-up's sweep failed, the next tick sweeps: %s", label(), e.getMessage());
         }
@@ -505,7 +508,7 @@ final class ShardRunner {
         for (Map.Entry<Long, List<UUID>> group : stuck.entrySet()) {
           tally.released +=
               context
-                  .store()
+                  .jobOutcomes()
                   .releaseMany(group.getValue(), group.getKey(), settings.retention(), now)
                   .size();
         }
@@ -625,10 +628,10 @@ final class ShardRunner {
     if (earlier.isEmpty()) {
       return;
     }
-    JobStore.Adopted adopted;
+    JobRecovery.Adopted adopted;
     try {
-      adopted = context.store().adoptMany(earlier, epoch, now);
-    } catch (JobStore.StoreException e) {
+      adopted = context.jobRecovery().adoptMany(earlier, epoch, now);
+    } catch (StoreException e) {
       LOG.debugf(
           "%s: adopting running jobs failed, retrying next run: %s", label(), e.getMessage());
       return;
@@ -670,8 +673,8 @@ final class ShardRunner {
     }
     Set<UUID> cancelled;
     try {
-      cancelled = context.store().cancelRequestedMany(working);
-    } catch (JobStore.StoreException e) {
+      cancelled = context.jobOutcomes().cancelRequestedMany(working);
+    } catch (StoreException e) {
       cancelled = Set.of();
     }
     for (UUID uid : working) {
@@ -714,23 +717,23 @@ final class ShardRunner {
    * {@link #PROGRESS_INTERVAL}, under the epoch each row carries.
    */
   private void recordProgress(Instant now) {
-    Map<Long, List<JobStore.ProgressReport>> byEpoch = new HashMap<>();
+    Map<Long, List<JobOutcomes.ProgressReport>> byEpoch = new HashMap<>();
     for (Task task : inFlight.values()) {
       if (!task.working()
           || (task.progressWrittenAt != null
               && Duration.between(task.progressWrittenAt, now).compareTo(PROGRESS_INTERVAL) < 0)) {
         continue;
       }
-      JobStore.ProgressReport report = task.progress.getAndSet(null);
+      JobOutcomes.ProgressReport report = task.progress.getAndSet(null);
       if (report != null) {
         byEpoch.computeIfAbsent(task.epoch(), e -> new ArrayList<>()).add(report);
         task.progressWrittenAt = now;
       }
     }
-    for (Map.Entry<Long, List<JobStore.ProgressReport>> group : byEpoch.entrySet()) {
+    for (Map.Entry<Long, List<JobOutcomes.ProgressReport>> group : byEpoch.entrySet()) {
       try {
-        context.store().progressMany(group.getValue(), group.getKey(), now);
-      } catch (JobStore.StoreException e) {
+        context.jobOutcomes().progressMany(group.getValue(), group.getKey(), now);
+      } catch (StoreException e) {
         LOG.debugf("%s: a progress write failed: %s", label(), e.getMessage());
       }
     }
@@ -739,9 +742,9 @@ final class ShardRunner {
   // ---- step 2: recover orphans -----------------------------------------------------------
 
   private void recoverOrphans(ServiceSettings settings, long epoch, Instant now, Tally tally) {
-    JobStore.RescueCounts counts =
+    JobRecovery.RescueCounts counts =
         context
-            .store()
+            .jobRecovery()
             .rescueMany(
                 kind,
                 shard,
@@ -784,7 +787,7 @@ final class ShardRunner {
    * delayed job starts at its time, not at the tick after it, with no polling in between.
    */
   private void releaseDue(long epoch, Instant now) {
-    JobStore.Released released = context.store().releaseDue(kind, shard, epoch, now);
+    JobClaims.Released released = context.jobClaims().releaseDue(kind, shard, epoch, now);
     Instant next = released.nextDue();
     if (next == null) {
       return;
@@ -837,15 +840,16 @@ final class ShardRunner {
       return;
     }
     int cap = settings.maxRunningPerOwner();
-    JobStore.ClaimRequest head = new JobStore.ClaimRequest(kind, shard, capacity, epoch, now, null);
-    JobStore.Claimed claimed;
+    JobClaims.ClaimRequest head =
+        new JobClaims.ClaimRequest(kind, shard, capacity, epoch, now, null);
+    JobClaims.Claimed claimed;
     long claimStart = context.traces().now();
     if (settings.claimOrder() == ClaimOrder.FAIR) {
       claimed = claimInTurns(capacity, epoch, now, cap);
     } else if (cap > 0) {
-      claimed = context.store().claimCapped(head, cap);
+      claimed = context.jobClaims().claimCapped(head, cap);
     } else {
-      claimed = context.store().claimMany(head);
+      claimed = context.jobClaims().claimMany(head);
     }
     long claimEnd = context.traces().now();
     if (claimed.fenced()) {
@@ -873,17 +877,17 @@ final class ShardRunner {
    * has due jobs, from the top, until the room is filled or nothing is left. Each statement's turns
    * start after the owner the previous one ended with.
    */
-  private JobStore.Claimed claimInTurns(int room, long epoch, Instant now, int runningCap) {
+  private JobClaims.Claimed claimInTurns(int room, long epoch, Instant now, int runningCap) {
     List<Job> all = new ArrayList<>();
     while (all.size() < room) {
-      JobStore.Claimed c =
+      JobClaims.Claimed c =
           context
-              .store()
+              .jobClaims()
               .claimFair(
-                  new JobStore.FairClaimRequest(
+                  new JobClaims.FairClaimRequest(
                       kind, shard, room - all.size(), epoch, now, turnCursor, runningCap));
       if (c.fenced()) {
-        return new JobStore.Claimed(true, all);
+        return new JobClaims.Claimed(true, all);
       }
       if (c.jobs().isEmpty()) {
         break;
@@ -892,14 +896,14 @@ final class ShardRunner {
       // The turns list each owner once in rotation order before any owner's second job: the last
       // owner to appear is the farthest one served, after which the next turns begin.
       java.util.LinkedHashSet<String> served = new java.util.LinkedHashSet<>();
-      c.jobs().forEach(job -> served.add(JobStore.ownerKey(job)));
+      c.jobs().forEach(job -> served.add(JobClaims.ownerKey(job)));
       turnCursor = List.copyOf(served).get(served.size() - 1);
     }
-    return new JobStore.Claimed(false, all);
+    return new JobClaims.Claimed(false, all);
   }
 
   /** The wake-up claim cursor for {@code epoch}; a new epoch starts from the head again. */
-  private JobStore.ClaimCursor cursor(long epoch) {
+  private JobClaims.ClaimCursor cursor(long epoch) {
     if (epoch != cursorEpoch) {
       cursorEpoch = epoch;
       claimCursor = NO_CURSOR;
@@ -917,7 +921,7 @@ final class ShardRunner {
     for (Job job : claimed) {
       metrics.claimed(kind, job, now);
       if (epoch == cursorEpoch && claimCursor.precedes(job)) {
-        claimCursor = new JobStore.ClaimCursor(job.priority, job.uid);
+        claimCursor = new JobClaims.ClaimCursor(job.priority, job.uid);
       }
       Task task = new Task(job, now, epoch, traces.claimed(job, shard, claimStart, claimEnd));
       inFlight.put(job.uid, task);

@@ -80,7 +80,7 @@ final class Sweeper {
    */
   Batch sweepBatch(Instant now, Tally tally, BooleanSupplier stop) {
     int batchSize = context.sweepBatchSize();
-    List<Job> expired = context.store().expiredMany(kind, now, batchSize);
+    List<Job> expired = context.jobSweep().expiredMany(kind, now, batchSize);
     if (expired.isEmpty()) {
       return new Batch(false, 0, null);
     }
@@ -105,10 +105,10 @@ final class Sweeper {
             kind, job.uid, context.cleanupRetryDelay(), JobService.describe(e));
       }
     }
-    int deleted = context.store().deleteMany(cleaned);
+    int deleted = context.jobSweep().deleteMany(cleaned);
     tally.swept += deleted;
     tally.cleanupErrors += kept.size();
-    context.store().deferExpiryMany(kept, now.plus(context.cleanupRetryDelay()));
+    context.jobSweep().deferExpiryMany(kept, now.plus(context.cleanupRetryDelay()));
     return new Batch(
         expired.size() == batchSize || handled < expired.size(),
         deleted,
@@ -130,7 +130,7 @@ final class Sweeper {
     if (minutesPurgedAt != null && now.isBefore(minutesPurgedAt.plus(Duration.ofMinutes(1)))) {
       return;
     }
-    context.store().purgeFinishedMinutes(kind, now.minus(Duration.ofHours(2)));
+    context.jobSweep().purgeFinishedMinutes(kind, now.minus(Duration.ofHours(2)));
     minutesPurgedAt = now;
   }
 }

@@ -3,7 +3,7 @@ package io.asyncjobs.engine;
 import io.asyncjobs.queue.Completion;
 import io.asyncjobs.queue.DatabaseErrors;
 import io.asyncjobs.queue.Job;
-import io.asyncjobs.queue.JobStore;
+import io.asyncjobs.queue.JobOutcomes;
 import io.opentelemetry.api.trace.Span;
 import java.time.Instant;
 import java.util.Arrays;
@@ -59,7 +59,7 @@ final class Task {
   volatile Future<?> future;
 
   /** The latest progress reported and not yet written. */
-  final AtomicReference<JobStore.ProgressReport> progress = new AtomicReference<>();
+  final AtomicReference<JobOutcomes.ProgressReport> progress = new AtomicReference<>();
 
   /** When progress was last written; touched only under the service's run lock. */
   Instant progressWrittenAt;

@@ -25,7 +25,8 @@ public class CallbackStore {
    * its lease as the new due time, so that no other delivery takes it meanwhile.
    */
   static final String JOB_CALLBACK_TAKE =
-      "WITH fence AS (SELECT epoch FROM job_owner_epochs WHERE epoch = ? FOR SHARE)"
+      "WITH "
+          + Fence.CTE
           + " UPDATE jobs SET callback_due = ? WHERE uid IN (SELECT uid FROM jobs"
           + "   WHERE kind = ? AND shard = ? AND callback_due IS NOT NULL AND callback_due <= ?"
           + "   AND EXISTS (SELECT 1 FROM fence)"
@@ -40,7 +41,8 @@ public class CallbackStore {
    * where one is still left, from sending the same callback meanwhile.
    */
   static final String JOB_CALLBACK_TAKE_RETIRED =
-      "WITH fence AS (SELECT epoch FROM job_owner_epochs WHERE epoch = ? FOR SHARE)"
+      "WITH "
+          + Fence.CTE
           + " UPDATE jobs SET callback_due = ? WHERE uid IN (SELECT uid FROM jobs"
           + "   WHERE kind = ? AND shard <> ALL (?::text[]) AND callback_due IS NOT NULL"
           + "   AND callback_due <= ? AND EXISTS (SELECT 1 FROM fence)"

@@ -26,7 +26,7 @@ public record Completion(
     String error,
     Instant startedAt,
     Instant completedAt,
-    JobStore.ProgressReport lastProgress,
+    JobOutcomes.ProgressReport lastProgress,
     boolean transientFailure) {
 
   /** A successful outcome. */
@@ -56,7 +56,7 @@ public record Completion(
   }
 
   /** This outcome with the progress reported since the last progress write. */
-  public Completion withProgress(JobStore.ProgressReport report) {
+  public Completion withProgress(JobOutcomes.ProgressReport report) {
     return new Completion(
         uid, status, result, error, startedAt, completedAt, report, transientFailure);
   }

@@ -129,7 +129,7 @@ public class Job extends PanacheEntityBase {
   public int attempt;
 
   /**
-   * The last failed attempts, oldest first (at most {@value JobStore#ATTEMPTS_KEPT}): each with
+   * The last failed attempts, oldest first (at most {@value JobOutcomes#ATTEMPTS_KEPT}): each with
    * {@code attempt}, {@code error}, {@code started_at}, {@code ended_at} and {@code retry_at} (when
    * it was to be tried again; null for a last attempt). Null before the first.
    */

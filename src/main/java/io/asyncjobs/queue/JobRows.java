@@ -1,15 +1,21 @@
 package io.asyncjobs.queue;
 
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
 /**
  * Reads {@link Job}s from plain JDBC result sets, for the statements that bypass Hibernate: the
- * engine's claims and the status read every poll makes.
+ * engine's claims and the status read every poll makes; and the uids (with the status written) that
+ * the engine's writes answer with.
  */
 public final class JobRows {
 
@@ -70,9 +76,33 @@ public final class JobRows {
     return job;
   }
 
-  private static Instant instant(ResultSet rs, int column) throws SQLException {
+  /** The {@code timestamptz} at {@code column}, or null. */
+  static Instant instant(ResultSet rs, int column) throws SQLException {
     OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
     return value == null ? null : value.toInstant();
+  }
+
+  /** Runs a query whose columns are a uid and a status, and collects them. */
+  static Map<UUID, JobStatus> statuses(PreparedStatement ps) throws SQLException {
+    Map<UUID, JobStatus> written = new HashMap<>();
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        written.put(
+            rs.getObject(1, UUID.class), JobStatus.fromDbValue(rs.getString(2)).orElseThrow());
+      }
+    }
+    return written;
+  }
+
+  /** Runs a query whose first column is a uid and collects them. */
+  static Set<UUID> uids(PreparedStatement ps) throws SQLException {
+    Set<UUID> uids = new HashSet<>();
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        uids.add(rs.getObject(1, UUID.class));
+      }
+    }
+    return uids;
   }
 
   /** An instant as the {@code timestamptz} parameter every statement on {@code jobs} binds. */

@@ -2,7 +2,10 @@ package io.asyncjobs.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.asyncjobs.queue.JobStore;
+import io.asyncjobs.queue.JobClaims;
+import io.asyncjobs.queue.JobOutcomes;
+import io.asyncjobs.queue.JobRecovery;
+import io.asyncjobs.queue.JobSweep;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.testing.Database;
 import io.quarkus.test.junit.QuarkusTest;
@@ -26,7 +29,10 @@ class SweeperTest {
 
   private static final Instant NOW = Instant.parse("2026-06-01T12:00:00Z");
 
-  @Inject JobStore store;
+  @Inject JobClaims claims;
+  @Inject JobOutcomes outcomes;
+  @Inject JobRecovery recovery;
+  @Inject JobSweep sweep;
   @Inject SettingsStore settings;
   @Inject Database db;
 
@@ -134,7 +140,10 @@ class SweeperTest {
         };
     EngineContext context =
         new EngineContext(
-            store,
+            claims,
+            outcomes,
+            recovery,
+            sweep,
             settings,
             () -> NOW,
             batchSize,

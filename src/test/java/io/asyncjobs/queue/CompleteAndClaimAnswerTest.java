@@ -53,11 +53,11 @@ class CompleteAndClaimAnswerTest {
     queue.enqueueMany(KIND, jobs, "user", "answers");
     AtomicInteger rowsWithUids = new AtomicInteger();
     AtomicInteger rows = new AtomicInteger();
-    JobStore store = new JobStore(counting(dataSource, rows, rowsWithUids));
+    JobClaims store = new JobClaims(counting(dataSource, rows, rowsWithUids));
     Instant now = Instant.now();
     long epoch = lock.epoch();
     List<Job> first =
-        store.claimMany(new JobStore.ClaimRequest(KIND, Shards.ALL, 100, epoch, now, null)).jobs();
+        store.claimMany(new JobClaims.ClaimRequest(KIND, Shards.ALL, 100, epoch, now, null)).jobs();
     List<Completion> outcomes = new ArrayList<>();
     for (Job job : first) {
       outcomes.add(Completion.done(job.uid, Map.of("ok", true), now, now.plusMillis(1)));
@@ -65,17 +65,17 @@ class CompleteAndClaimAnswerTest {
     rows.set(0);
     rowsWithUids.set(0);
 
-    JobStore.CompleteAndClaim both =
+    JobClaims.CompleteAndClaim both =
         store.completeAndClaimMany(
             outcomes,
             Duration.ofDays(1),
-            new JobStore.ClaimRequest(
+            new JobClaims.ClaimRequest(
                 KIND,
                 Shards.ALL,
                 150,
                 epoch,
                 now,
-                new JobStore.ClaimCursor(0, first.get(first.size() - 1).uid)));
+                new JobClaims.ClaimCursor(0, first.get(first.size() - 1).uid)));
 
     assertThat(both.written())
         .hasSize(100)

@@ -118,9 +118,9 @@ class QueryPlansTest {
 
   @Test
   void shouldFindOneKindsExpiredJobsThroughItsOwnIndex() throws Exception {
-    assertNoSeqScanOfJobs(JobStore.JOB_GET_EXPIRED_MANY, "'seo'", "now()", "1000");
-    assertNoSeqScanOfJobs(JobStore.JOB_COUNT_EXPIRED, "'seo'", "now()");
-    assertThat(planOf(JobStore.JOB_GET_EXPIRED_MANY, "force_generic_plan", "'seo'", "now()", "10"))
+    assertNoSeqScanOfJobs(JobSweep.JOB_GET_EXPIRED_MANY, "'seo'", "now()", "1000");
+    assertNoSeqScanOfJobs(JobSweep.JOB_COUNT_EXPIRED, "'seo'", "now()");
+    assertThat(planOf(JobSweep.JOB_GET_EXPIRED_MANY, "force_generic_plan", "'seo'", "now()", "10"))
         .as("walks the kind's expiry index in order: no sort of the expired rows")
         .doesNotContain("\"Sort\"");
   }
@@ -128,7 +128,7 @@ class QueryPlansTest {
   @Test
   void shouldFindTheShardsWithJobsWithoutReadingTheFinishedOnes() throws Exception {
     // Every tick's look for retired shards: a probe of the claim index per shard, not the table.
-    assertNoSeqScanOfJobs(JobStore.JOB_ACTIVE_SHARDS);
+    assertNoSeqScanOfJobs(JobShards.JOB_ACTIVE_SHARDS);
   }
 
   @Test
@@ -164,16 +164,16 @@ class QueryPlansTest {
     // Under a running quota per owner: epoch, kind, shard, room, quota, times, epoch.
     String[] capped = {"1", "'zip'", "'zip-0'", "10", "2", "now()", "now()", "1"};
     for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
-      assertThat(planOf(JobStore.JOB_CLAIM_MANY, mode, claim))
+      assertThat(planOf(JobClaims.JOB_CLAIM_MANY, mode, claim))
           .as(mode)
           .contains("jobs_due_claim_idx")
           .containsPattern(SHARD_IN_INDEX_COND)
           .doesNotContain("\"Sort\"");
-      assertThat(planOf(JobStore.JOB_CLAIM_MANY_AFTER, mode, after))
+      assertThat(planOf(JobClaims.JOB_CLAIM_MANY_AFTER, mode, after))
           .as(mode)
           .contains("jobs_due_claim_idx")
           .containsPattern(SHARD_IN_INDEX_COND);
-      String fairPlan = planOf(JobStore.JOB_CLAIM_FAIR, mode, fair);
+      String fairPlan = planOf(JobClaims.JOB_CLAIM_FAIR, mode, fair);
       // The owners are walked in byte order (COLLATE "C"), through the index that holds them so
       // (V23); V14's index in the database's collation cannot serve that walk.
       assertThat(fairPlan).as(mode).contains("jobs_fair_claim_bytes_idx");
@@ -182,7 +182,7 @@ class QueryPlansTest {
       assertThat(scans).as(mode + ": the fair claim reads jobs by index only").isEmpty();
       String releasePlan =
           planOf(
-              JobStore.JOB_RELEASE_DUE,
+              JobClaims.JOB_RELEASE_DUE,
               mode,
               "1",
               "'zip'",
@@ -206,7 +206,7 @@ class QueryPlansTest {
               "16");
       assertThat(callbackPlan).as(mode).contains("jobs_callback_due_idx");
       seqScansOf("jobs", new ObjectMapper().readTree(callbackPlan), scans);
-      String cappedPlan = planOf(JobStore.JOB_CLAIM_CAPPED, mode, capped);
+      String cappedPlan = planOf(JobClaims.JOB_CLAIM_CAPPED, mode, capped);
       assertThat(cappedPlan).as(mode).contains("jobs_due_claim_idx");
       seqScansOf("jobs", new ObjectMapper().readTree(cappedPlan), scans);
       assertThat(scans).as(mode + ": the capped claim reads jobs by index only").isEmpty();
