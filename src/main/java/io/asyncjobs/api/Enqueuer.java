@@ -1,7 +1,5 @@
 package io.asyncjobs.api;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.asyncjobs.auth.Caller;
 import io.asyncjobs.callbacks.CallbackUrls;
 import io.asyncjobs.config.JobsConfig;
@@ -12,10 +10,11 @@ import io.asyncjobs.operations.JobView;
 import io.asyncjobs.operations.Requests;
 import io.asyncjobs.problem.Problem;
 import io.asyncjobs.problem.ProblemException;
-import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.EnqueueRequest;
+import io.asyncjobs.queue.Enqueued;
 import io.asyncjobs.queue.JobPriority;
 import io.asyncjobs.queue.JobQueue;
-import io.asyncjobs.queue.JobReads;
+import io.asyncjobs.queue.KeyReusedException;
 import io.asyncjobs.queue.Owner;
 import io.asyncjobs.queue.QuotaExceededException;
 import io.asyncjobs.tracing.Traceparent;
@@ -30,7 +29,6 @@ import java.io.UncheckedIOException;
 import java.net.URI;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -72,13 +70,14 @@ public class Enqueuer {
    */
   static final long MAX_DELAY_SECONDS = 366L * 24 * 3600;
 
+  /** The most jobs a batch request takes. */
+  public static final int MAX_REQUEST_BATCH = 1000;
+
   /** How many refused jobs of a batch a 400 names; it counts the rest. */
   private static final int MAX_REFUSALS_SHOWN = 20;
 
   @Inject JobQueue queue;
-  @Inject JobReads reads;
   @Inject ServiceManager services;
-  @Inject ObjectMapper json;
   @Inject FileScopes scopes;
   @Inject HttpServerRequest request;
   @Inject JobsConfig config;
@@ -105,85 +104,55 @@ public class Enqueuer {
       throw ProblemException.badRequest(
           "the body must be a JSON object, for example " + kind.routeDoc().example());
     }
-    JobQueue.NewJob job = checked(kind, scopeOf(caller), body);
-    JobQueue.Admission admission =
-        new JobQueue.Admission(
-            priorityParameter(caller),
-            caller.isAdmin(),
-            runAfter(oneParameter(RUN_AFTER), oneParameter(DELAY_SECONDS)),
-            callbackUrl(oneParameter(CALLBACK_URL)),
-            traceparent());
     Owner owner = caller.owner();
+    EnqueueRequest job =
+        checked(kind, scopeOf(caller), body, owner)
+            .withPriority(priorityParameter(caller))
+            .withQuotaExempt(caller.isAdmin())
+            .withRunAfter(runAfter(oneParameter(RUN_AFTER), oneParameter(DELAY_SECONDS)))
+            .withCallbackUrl(callbackUrl(oneParameter(CALLBACK_URL)))
+            .withTraceparent(traceparent());
     // Quarkus REST passes an empty header value as no value at all: the request itself tells a
     // key that was left out from one that was sent empty (or blank, which HTTP trims to empty).
     List<String> sent = request.headers().getAll(IDEMPOTENCY_KEY);
     if (sent.size() > 1) {
       throw ProblemException.badRequest("send one Idempotency-Key, not " + sent.size());
     }
-    if (sent.isEmpty()) {
-      UUID uid;
-      try {
-        uid =
-            queue.enqueue(
-                kind.kind(),
-                job.payload(),
-                owner.kind(),
-                owner.id(),
-                job.preferredName(),
-                admission);
-      } catch (QuotaExceededException e) {
-        throw overQuota(e);
-      }
-      return answer(uid, kind.kind(), "pending", false);
-    }
-    if (idempotencyKey == null || !KEY.matcher(idempotencyKey).matches()) {
+    if (!sent.isEmpty() && (idempotencyKey == null || !KEY.matcher(idempotencyKey).matches())) {
       throw ProblemException.badRequest(
           "Idempotency-Key must be 1 to 200 visible ASCII characters; leave the header out to"
               + " enqueue without one");
     }
-    JobQueue.Enqueued enqueued;
+    Enqueued enqueued;
     try {
-      enqueued =
-          queue.enqueueIdempotent(
-              kind.kind(),
-              job.payload(),
-              owner.kind(),
-              owner.id(),
-              job.preferredName(),
-              idempotencyKey,
-              admission);
+      enqueued = queue.enqueue(job.withIdempotencyKey(sent.isEmpty() ? null : idempotencyKey));
     } catch (QuotaExceededException e) {
       throw overQuota(e);
+    } catch (KeyReusedException e) {
+      throw keyReused("this Idempotency-Key", e.firstUid());
     }
-    if (enqueued.created()) {
-      return answer(enqueued.uid(), kind.kind(), "pending", false);
-    }
-    Job first = reads.getJob(enqueued.uid()).orElseThrow(() -> Requests.noSuchJob(enqueued.uid()));
-    if (!first.kind.equals(kind.kind()) || !samePayload(first.payload, job.payload())) {
-      throw keyReused("this Idempotency-Key", first.uid);
-    }
-    return answer(first.uid, kind.kind(), first.status.dbValue(), true);
+    return answer(enqueued.uid(), kind.kind(), enqueued.status().dbValue(), !enqueued.created());
   }
 
   /**
    * Checks a batch, {@code {"jobs": [{"payload": {...}, "idempotency_key": "..."}, ...]}} with 1 to
-   * {@value JobQueue#MAX_REQUEST_BATCH} jobs, and enqueues all of it in one transaction, answering
-   * 202 with one result per job, in order. Each payload goes through the kind's check as on the
-   * single route; a job refused there makes the whole batch a 400 that names each refused job by
-   * its index, and nothing is enqueued. A key the caller used before for the same request names
-   * that first job ({@code replayed: true}); used for another request, it makes the batch a 422,
-   * and nothing is enqueued.
+   * {@value #MAX_REQUEST_BATCH} jobs, and enqueues all of it in one transaction, answering 202 with
+   * one result per job, in order. Each payload goes through the kind's check as on the single
+   * route; a job refused there makes the whole batch a 400 that names each refused job by its
+   * index, and nothing is enqueued. A key the caller used before for the same request names that
+   * first job ({@code replayed: true}); used for another request, it makes the batch a 422, and
+   * nothing is enqueued.
    */
   public Response acceptBatch(Caller caller, PayloadCheck kind, Map<String, Object> body) {
     requireEnabled(kind.kind());
     Object items = body == null ? null : body.get(BATCH_JOBS);
     if (!(items instanceof List<?> list)
         || list.isEmpty()
-        || list.size() > JobQueue.MAX_REQUEST_BATCH
+        || list.size() > MAX_REQUEST_BATCH
         || body.size() != 1) {
       throw ProblemException.badRequest(
           "the body must be {\"jobs\": [...]} with 1 to "
-              + JobQueue.MAX_REQUEST_BATCH
+              + MAX_REQUEST_BATCH
               + " jobs, each {\"payload\": ..., \"idempotency_key\": ...} (the key optional),"
               + " for example {\"jobs\": [{\"payload\": "
               + kind.routeDoc().example()
@@ -191,7 +160,7 @@ public class Enqueuer {
     }
     FileScope scope = scopeOf(caller);
     String traceparent = traceparent();
-    List<JobQueue.BatchJob> jobs = new ArrayList<>(list.size());
+    List<EnqueueRequest> jobs = new ArrayList<>(list.size());
     List<String> refused = new ArrayList<>();
     Map<String, Integer> keys = new HashMap<>();
     for (int i = 0; i < list.size(); i++) {
@@ -208,17 +177,16 @@ public class Enqueuer {
       throw ProblemException.badRequest(
           "nothing was enqueued; " + String.join("; ", refused.subList(0, shown)) + more);
     }
-    Owner owner = caller.owner();
-    List<JobQueue.BatchOutcome> outcomes;
+    List<Enqueued> outcomes;
     try {
-      outcomes = queue.enqueueBatch(kind.kind(), jobs, owner.kind(), owner.id(), caller.isAdmin());
+      outcomes = queue.enqueue(jobs);
     } catch (QuotaExceededException e) {
       throw overQuota(e);
-    } catch (JobQueue.KeyReusedException e) {
+    } catch (KeyReusedException e) {
       throw keyReused("the idempotency_key of jobs[" + e.index() + "]", e.firstUid());
     }
     List<BatchItemView> views = new ArrayList<>(outcomes.size());
-    for (JobQueue.BatchOutcome outcome : outcomes) {
+    for (Enqueued outcome : outcomes) {
       String statusUrl = JobView.statusUrl(outcome.uid());
       views.add(
           new BatchItemView(
@@ -258,7 +226,7 @@ public class Enqueuer {
    * One job of a batch, checked; {@code keys} holds the keys seen so far and where, {@code
    * traceparent} is the request's, which every job of the batch keeps.
    */
-  private JobQueue.BatchJob batchJob(
+  private EnqueueRequest batchJob(
       Caller caller,
       PayloadCheck kind,
       FileScope scope,
@@ -302,7 +270,7 @@ public class Enqueuer {
     }
     @SuppressWarnings("unchecked")
     Map<String, Object> payload = (Map<String, Object>) map.get(BATCH_PAYLOAD);
-    JobQueue.NewJob job = checked(kind, scope, payload);
+    EnqueueRequest job = checked(kind, scope, payload, caller.owner());
     Object sentRunAfter = map.get(RUN_AFTER);
     Object sentDelay = map.get(DELAY_SECONDS);
     if (sentRunAfter != null && !(sentRunAfter instanceof String)) {
@@ -319,14 +287,12 @@ public class Enqueuer {
     if (sentCallback != null && !(sentCallback instanceof String)) {
       throw ProblemException.badRequest("callback_url must be a URL, or left out");
     }
-    return new JobQueue.BatchJob(
-        job.payload(),
-        job.preferredName(),
-        key,
-        priority,
-        runAfter,
-        callbackUrl((String) sentCallback),
-        traceparent);
+    return job.withIdempotencyKey(key)
+        .withPriority(priority)
+        .withRunAfter(runAfter)
+        .withCallbackUrl(callbackUrl((String) sentCallback))
+        .withTraceparent(traceparent)
+        .withQuotaExempt(caller.isAdmin());
   }
 
   /**
@@ -481,11 +447,12 @@ public class Enqueuer {
    * The kind's check of one payload, then what every kind refuses: text PostgreSQL cannot store,
    * and a download name that is empty, too long or holds U+0000.
    *
-   * @return the payload to store (with the caller's scope when the kind reads files) and the
-   *     download's name
+   * @return a request of the kind for {@code owner} with the payload to store (with the caller's
+   *     scope when the kind reads files) and the download's name
    * @throws ProblemException 400 naming the problem
    */
-  private JobQueue.NewJob checked(PayloadCheck kind, FileScope scope, Map<String, Object> body) {
+  private EnqueueRequest checked(
+      PayloadCheck kind, FileScope scope, Map<String, Object> body, Owner owner) {
     PayloadCheck.Accepted accepted;
     try {
       accepted = kind.check(scope, body);
@@ -508,7 +475,7 @@ public class Enqueuer {
         && (preferredName.isBlank() || preferredName.length() > MAX_PREFERRED_NAME)) {
       throw ProblemException.badRequest("name must be 1 to 255 characters");
     }
-    return new JobQueue.NewJob(stored, preferredName);
+    return EnqueueRequest.of(kind.kind(), owner, stored).withPreferredName(preferredName);
   }
 
   /**
@@ -575,19 +542,6 @@ public class Enqueuer {
     return new ProblemException(
         Problem.of(
             404, "unknown-kind", "Unknown kind", "the kind " + kind + " is not enabled here"));
-  }
-
-  private boolean samePayload(Map<String, Object> stored, Map<String, Object> offered) {
-    JsonNode a = json.valueToTree(stored);
-    JsonNode b = json.valueToTree(offered);
-    Comparator<JsonNode> numbersByValue =
-        (x, y) -> {
-          if (x.isNumber() && y.isNumber()) {
-            return x.decimalValue().compareTo(y.decimalValue());
-          }
-          return x.equals(y) ? 0 : 1;
-        };
-    return a.equals(numbersByValue, b);
   }
 
   private static Response answer(UUID uid, String kind, String status, boolean replayed) {

@@ -2,7 +2,6 @@ package io.asyncjobs.api;
 
 import io.asyncjobs.callbacks.CallbackSignature;
 import io.asyncjobs.queue.JobPriority;
-import io.asyncjobs.queue.JobQueue;
 import io.quarkus.arc.Arc;
 import io.quarkus.smallrye.openapi.OpenApiFilter;
 import java.math.BigDecimal;
@@ -173,14 +172,14 @@ public class KindOperationsFilter implements OASFilter {
 
   /** The body of a kind's batch route: its jobs. */
   private static Schema batchRequestSchema(String kind) {
-    return object("Up to " + JobQueue.MAX_REQUEST_BATCH + " " + kind + " jobs")
+    return object("Up to " + Enqueuer.MAX_REQUEST_BATCH + " " + kind + " jobs")
         .additionalPropertiesBoolean(false)
         .addProperty(
             "jobs",
             OASFactory.createSchema()
                 .addType(Schema.SchemaType.ARRAY)
                 .minItems(1)
-                .maxItems(JobQueue.MAX_REQUEST_BATCH)
+                .maxItems(Enqueuer.MAX_REQUEST_BATCH)
                 .items(OASFactory.createSchema().ref(pascal(kind) + "BatchJob")))
         .addRequired("jobs");
   }

@@ -7,8 +7,10 @@ import io.asyncjobs.engine.JobService;
 import io.asyncjobs.engine.ManualServices;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.kinds.noop.NoopService;
+import io.asyncjobs.queue.EnqueueRequest;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.Owner;
 import io.asyncjobs.testing.Database;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -46,6 +48,7 @@ class EngineBenchmark {
   private static final int PICKUPS = 200;
   private static final String PEERS_KIND = "bench_peers";
   private static final String AHEAD_KIND = "bench_drain_ahead";
+  private static final Owner BENCH = new Owner("user", "bench");
 
   @Inject JobQueue queue;
   @Inject ServiceManager manager;
@@ -81,7 +84,7 @@ class EngineBenchmark {
 
     t0 = System.nanoTime();
     for (int b = 0; b < JOBS / BATCH; b++) {
-      queue.enqueueMany("bench_batch", newJobs(BATCH), "user", "bench");
+      queue.enqueue(newJobs("bench_batch", BATCH));
     }
     double batched = JOBS / seconds(t0);
     record("enqueue_batches_of_1000", batched, "jobs/s", batched / reference);
@@ -91,7 +94,7 @@ class EngineBenchmark {
     // same drain with claims 20 ms ahead of the free threads (jobs.services.<kind>.claim-ahead).
     double drained = drainAll("bench_drain");
     record("drain_noop_max_concurrent_10", drained, "jobs/s", drained / reference);
-    queue.enqueueMany(AHEAD_KIND, newJobs(JOBS), "user", "bench");
+    queue.enqueue(newJobs(AHEAD_KIND, JOBS));
     drained = drainAll(AHEAD_KIND);
     record("drain_noop_max_concurrent_10_claim_ahead", drained, "jobs/s", drained / reference);
 
@@ -154,11 +157,11 @@ class EngineBenchmark {
       t0 = System.nanoTime();
       int batches = 0;
       while (seconds(t0) < bound) {
-        List<JobQueue.NewJob> batch = new ArrayList<>(BATCH);
+        List<EnqueueRequest> batch = new ArrayList<>(BATCH);
         for (int i = 0; i < BATCH; i++) {
-          batch.add(new JobQueue.NewJob(Map.of("sleep_ms", 0), null));
+          batch.add(EnqueueRequest.of("bench_enqueue", BENCH, Map.of("sleep_ms", 0)));
         }
-        queue.enqueueMany("bench_enqueue", batch, "user", "bench");
+        queue.enqueue(batch);
         batches++;
       }
       double batched = batches * BATCH / seconds(t0);
@@ -195,11 +198,11 @@ class EngineBenchmark {
     return drained;
   }
 
-  /** {@code count} noop jobs, numbered. */
-  private static List<JobQueue.NewJob> newJobs(int count) {
-    List<JobQueue.NewJob> jobs = new ArrayList<>(count);
+  /** {@code count} noop jobs of {@code kind}, numbered. */
+  private static List<EnqueueRequest> newJobs(String kind, int count) {
+    List<EnqueueRequest> jobs = new ArrayList<>(count);
     for (int i = 0; i < count; i++) {
-      jobs.add(new JobQueue.NewJob(Map.of("i", i), null));
+      jobs.add(EnqueueRequest.of(kind, BENCH, Map.of("i", i)));
     }
     return jobs;
   }
@@ -354,11 +357,11 @@ class EngineBenchmark {
 
     @Override
     public void enqueueBatch(int from, int count) {
-      List<JobQueue.NewJob> batch = new ArrayList<>(count);
+      List<EnqueueRequest> batch = new ArrayList<>(count);
       for (int i = from; i < from + count; i++) {
-        batch.add(new JobQueue.NewJob(Map.of("i", i), null));
+        batch.add(EnqueueRequest.of(PEERS_KIND, BENCH, Map.of("i", i)));
       }
-      queue.enqueueMany(PEERS_KIND, batch, "user", "bench");
+      queue.enqueue(batch);
     }
 
     @Override

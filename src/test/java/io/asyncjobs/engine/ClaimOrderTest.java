@@ -2,7 +2,9 @@ package io.asyncjobs.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.EnqueueRequest;
+import io.asyncjobs.queue.Enqueued;
+import io.asyncjobs.queue.Owner;
 import io.asyncjobs.settings.SettingsOverride;
 import io.quarkus.test.junit.QuarkusTest;
 import java.util.ArrayList;
@@ -150,10 +152,10 @@ class ClaimOrderTest extends ControlledKindFixture {
   }
 
   private List<UUID> enqueueMany(String owner, int n) {
-    List<JobQueue.NewJob> jobs = new ArrayList<>();
+    List<EnqueueRequest> jobs = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      jobs.add(new JobQueue.NewJob(BLOCK, null));
+      jobs.add(EnqueueRequest.of("controlled", new Owner("user", owner), BLOCK));
     }
-    return queue.enqueueMany("controlled", jobs, "user", owner);
+    return queue.enqueue(jobs).stream().map(Enqueued::uid).toList();
   }
 }

@@ -2,8 +2,8 @@ package io.asyncjobs.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.asyncjobs.queue.EnqueueRequest;
 import io.asyncjobs.queue.JobBulk;
-import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
 import io.asyncjobs.queue.Owner;
 import io.quarkus.test.junit.QuarkusTest;
@@ -60,8 +60,11 @@ class DelayedJobsTest extends ControlledKindFixture {
     Instant tomorrow = T0.plus(Duration.ofDays(1));
     UUID single = enqueueAt(tomorrow);
     UUID bulked =
-        queue.enqueue(
-            "controlled", BLOCK, "user", "bulk", null, new JobQueue.Admission(0, false, tomorrow));
+        queue
+            .enqueue(
+                EnqueueRequest.of("controlled", new Owner("user", "bulk"), BLOCK)
+                    .withRunAfter(tomorrow))
+            .uid();
     UUID pastDue = enqueueAt(T0.plusSeconds(30)); // its time comes before the retry
     for (UUID uid : List.of(single, bulked, pastDue)) {
       bulk.cancelJob(uid);
@@ -96,7 +99,10 @@ class DelayedJobsTest extends ControlledKindFixture {
   }
 
   private UUID enqueueAt(java.time.Instant runAfter) {
-    return queue.enqueue(
-        "controlled", BLOCK, "user", "tester", null, new JobQueue.Admission(0, false, runAfter));
+    return queue
+        .enqueue(
+            EnqueueRequest.of("controlled", new Owner("user", "tester"), BLOCK)
+                .withRunAfter(runAfter))
+        .uid();
   }
 }

@@ -2,7 +2,9 @@ package io.asyncjobs.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.EnqueueRequest;
+import io.asyncjobs.queue.Enqueued;
+import io.asyncjobs.queue.Owner;
 import io.asyncjobs.settings.SettingsOverride;
 import io.asyncjobs.testing.EnglishCollationDatabase;
 import io.quarkus.test.junit.QuarkusTest;
@@ -64,12 +66,12 @@ class FairTurnsCollationTest extends ControlledKindFixture {
     settings.update("controlled", new SettingsOverride(null, 2, null, null, "fair"));
     Map<UUID, String> ownerOf = new HashMap<>();
     for (String owner : owners) {
-      List<JobQueue.NewJob> jobs = new ArrayList<>();
+      List<EnqueueRequest> jobs = new ArrayList<>();
       for (int i = 0; i < 3; i++) {
-        jobs.add(new JobQueue.NewJob(BLOCK, null));
+        jobs.add(EnqueueRequest.of("controlled", new Owner("user", owner), BLOCK));
       }
-      for (UUID uid : queue.enqueueMany("controlled", jobs, "user", owner)) {
-        ownerOf.put(uid, owner);
+      for (Enqueued job : queue.enqueue(jobs)) {
+        ownerOf.put(job.uid(), owner);
       }
     }
     List<Set<String>> claims = new ArrayList<>();

@@ -2,7 +2,10 @@ package io.asyncjobs.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.asyncjobs.queue.EnqueueRequest;
+import io.asyncjobs.queue.Enqueued;
 import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.Owner;
 import io.asyncjobs.settings.SettingsOverride;
 import io.quarkus.test.junit.QuarkusTest;
 import java.sql.Connection;
@@ -82,8 +85,10 @@ class OwnerQuotaTest extends ControlledKindFixture {
       queue.enqueue("controlled", BLOCK, "user", "bob", null);
       enqueueMany("carol", 2);
       queue.enqueueIdempotent("controlled", BLOCK, "user", "dave", null, "k1");
-      queue.enqueueBatch(
-          "controlled", List.of(new JobQueue.BatchJob(BLOCK, null, "k2")), "user", "erin");
+      queue.enqueue(
+          List.of(
+              EnqueueRequest.of("controlled", new Owner("user", "erin"), BLOCK)
+                  .withIdempotencyKey("k2")));
       queue.enqueue("controlled", BLOCK, "user", "alice", null);
       assertThat(wakeUps(c, s)).as("with a running quota").hasSize(4);
 
@@ -124,10 +129,10 @@ class OwnerQuotaTest extends ControlledKindFixture {
   }
 
   private List<UUID> enqueueMany(String owner, int n) {
-    List<JobQueue.NewJob> jobs = new ArrayList<>();
+    List<EnqueueRequest> jobs = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      jobs.add(new JobQueue.NewJob(BLOCK, null));
+      jobs.add(EnqueueRequest.of("controlled", new Owner("user", owner), BLOCK));
     }
-    return queue.enqueueMany("controlled", jobs, "user", owner);
+    return queue.enqueue(jobs).stream().map(Enqueued::uid).toList();
   }
 }

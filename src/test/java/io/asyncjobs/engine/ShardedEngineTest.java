@@ -7,7 +7,10 @@ import io.asyncjobs.callbacks.CallbackDelivery;
 import io.asyncjobs.config.Shards;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
+import io.asyncjobs.queue.EnqueueRequest;
+import io.asyncjobs.queue.Enqueued;
 import io.asyncjobs.queue.JobQueue;
+import io.asyncjobs.queue.Owner;
 import io.asyncjobs.settings.SettingsOverride;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -40,6 +43,7 @@ class ShardedEngineTest extends ControlledKindFixture {
 
   private static final String SHARD_0 = "controlled-0";
   private static final String SHARD_1 = "controlled-1";
+  private static final Owner TESTER = new Owner("user", "tester");
 
   @Inject CallbackDelivery deliveries;
 
@@ -86,13 +90,14 @@ class ShardedEngineTest extends ControlledKindFixture {
       jobs.add(enqueue(Map.of("result", Map.of("i", i))));
     }
     jobs.addAll(
-        queue.enqueueMany(
-            "controlled",
-            List.of(
-                new JobQueue.NewJob(Map.of("i", 40), null),
-                new JobQueue.NewJob(Map.of("i", 41), null)),
-            "user",
-            "tester"));
+        queue
+            .enqueue(
+                List.of(
+                    EnqueueRequest.of("controlled", TESTER, Map.of("i", 40)),
+                    EnqueueRequest.of("controlled", TESTER, Map.of("i", 41))))
+            .stream()
+            .map(Enqueued::uid)
+            .toList());
     Map<String, Integer> perShard = new HashMap<>();
     for (UUID uid : jobs) {
       String stored =

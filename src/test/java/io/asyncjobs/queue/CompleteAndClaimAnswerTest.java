@@ -46,11 +46,11 @@ class CompleteAndClaimAnswerTest {
 
   @Test
   void shouldAnswerWithTheWrittenUidsOnceWhateverTheNumberClaimed() {
-    List<JobQueue.NewJob> jobs = new ArrayList<>();
+    List<EnqueueRequest> jobs = new ArrayList<>();
     for (int i = 0; i < 300; i++) {
-      jobs.add(new JobQueue.NewJob(Map.of("i", i), null));
+      jobs.add(EnqueueRequest.of(KIND, new Owner("user", "answers"), Map.of("i", i)));
     }
-    queue.enqueueMany(KIND, jobs, "user", "answers");
+    queue.enqueue(jobs);
     AtomicInteger rowsWithUids = new AtomicInteger();
     AtomicInteger rows = new AtomicInteger();
     JobClaims store = new JobClaims(counting(dataSource, rows, rowsWithUids));

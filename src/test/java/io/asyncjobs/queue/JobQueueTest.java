@@ -88,10 +88,7 @@ class JobQueueTest {
           .as("enqueued")
           .isEqualTo(T0.plusSeconds(120));
 
-      UUID batched =
-          queue
-              .enqueueMany("zip", List.of(new JobQueue.NewJob(Map.of(), null)), "user", "alice")
-              .get(0);
+      UUID batched = queue.enqueue(List.of(EnqueueRequest.of("zip", ALICE, Map.of()))).get(0).uid();
       assertThat(queue.getJob(batched).orElseThrow().expiresAt)
           .as("enqueued in a batch")
           .isEqualTo(T0.plusSeconds(120));
@@ -215,25 +212,25 @@ class JobQueueTest {
       assertThat(notifications(pg)).containsExactly("zip");
 
       queue.enqueue("zip", Map.of(), null, null, null);
-      queue.enqueueMany("zip", List.of(new JobQueue.NewJob(Map.of(), null)), null, null);
+      queue.enqueue(List.of(EnqueueRequest.of("zip", null, Map.of())));
       assertThat(notifications(pg)).as("zip jobs were already waiting").isEmpty();
 
       queue.enqueue("fork", Map.of(), null, null, null);
       assertThat(notifications(pg)).containsExactly("fork");
 
       db.update("UPDATE jobs SET status = 'running' WHERE kind = 'zip'");
-      queue.enqueueMany("zip", List.of(new JobQueue.NewJob(Map.of(), null)), null, null);
+      queue.enqueue(List.of(EnqueueRequest.of("zip", null, Map.of())));
       assertThat(notifications(pg)).containsExactly("zip");
     }
   }
 
   @Test
   void shouldReturnTheFirstJobForAnIdempotencyKeyReusedByTheSameOwner() {
-    JobQueue.Enqueued first =
+    Enqueued first =
         queue.enqueueIdempotent("zip", Map.of("n", 1), "user", "alice", null, "order-42");
-    JobQueue.Enqueued again =
+    Enqueued again =
         queue.enqueueIdempotent("zip", Map.of("n", 2), "user", "alice", null, "order-42");
-    JobQueue.Enqueued otherOwner =
+    Enqueued otherOwner =
         queue.enqueueIdempotent("zip", Map.of("n", 3), "user", "bob", null, "order-42");
 
     assertThat(first.created()).isTrue();

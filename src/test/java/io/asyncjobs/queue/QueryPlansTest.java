@@ -224,7 +224,7 @@ class QueryPlansTest {
     // Every enqueue asks it, with and without a running quota per owner.
     String probe =
         "SELECT "
-            + JobQueue.mayBeIdle("i")
+            + JobInserter.mayBeIdle("i")
             + " FROM (SELECT 'zip'::text AS kind, 'all'::text AS shard, 'user'::text AS owner_kind,"
             + " 'owner-7'::text AS owner_id) i";
     assertNoSeqScanOfJobs(probe, "0");

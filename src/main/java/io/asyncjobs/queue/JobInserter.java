@@ -1,0 +1,745 @@
+package io.asyncjobs.queue;
+
+import io.agroal.api.AgroalDataSource;
+import io.asyncjobs.config.Shards;
+import io.asyncjobs.settings.SettingsStore;
+import io.asyncjobs.time.Clock;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Event;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Predicate;
+import java.util.regex.Pattern;
+
+/**
+ * Adds new jobs: checks a list of {@link EnqueueRequest}s of one kind and owner, inserts them in
+ * one statement under the owner's quota ({@link QuotaAdmission}), answers a key used before with
+ * the job that holds it, and wakes the owner. Every way in ({@link JobQueue}'s single, idempotent
+ * and list enqueues, and through them the API's routes) ends here. A list of one is inserted with a
+ * one-row statement, lighter than the unnest form a longer list takes.
+ */
+@ApplicationScoped
+public class JobInserter {
+
+  /** The most jobs one enqueue takes. */
+  public static final int MAX_JOBS = 10_000;
+
+  private static final Pattern KIND = Pattern.compile("[a-z][a-z0-9_]{0,39}");
+  private static final int MAX_NAME_LENGTH = 255;
+  private static final int MAX_OWNER_LENGTH = 200;
+  private static final int MAX_KEY_LENGTH = 200;
+
+  /**
+   * Wakes the owner, but only when it may be idle ({@link #mayBeIdle}). When it is busy with the
+   * kind, it claims more as its tasks finish, so a notification would only add a global lock and a
+   * signal per commit under load. The scheduled tick covers the rare race between this check and
+   * the owner's claim. Its one parameter is {@link #mayBeIdle}'s.
+   */
+  private static final String NOTIFY_IF_OWNER_MAY_BE_IDLE =
+      " SELECT pg_notify('"
+          + JobQueue.ENQUEUED_CHANNEL
+          + "', "
+          + JobQueue.wakePayload("i")
+          + headIfAbove("i.top")
+          + ") FROM (SELECT kind, shard, owner_kind, owner_id, max(priority) AS top FROM inserted"
+          + "   GROUP BY kind, shard, owner_kind, owner_id) i"
+          + " WHERE i.top > "
+          + JobPriority.DEFAULT
+          + " OR "
+          + mayBeIdle("i");
+
+  /**
+   * Whether the owner of the shard of the new jobs {@code alias} (kind, shard, owner_kind,
+   * owner_id) may be idle, read before they were inserted: no older due job of the kind waits in
+   * the shard. Under a running quota per owner ({@code max-running-per-owner}) due jobs also wait
+   * while their owners are at the quota and threads sit idle, so there only a due job of the new
+   * jobs' own owner says they would wait anyway (a job without an owner always wakes). The quota is
+   * the kind's in force: the stored override, else the configured value, the one parameter. CASE
+   * runs only the probe it picks: the shard's due index, or the owner's pending index.
+   */
+  static String mayBeIdle(String alias) {
+    String due =
+        " p.kind = "
+            + alias
+            + ".kind AND p.shard = "
+            + alias
+            + ".shard AND p.status = 'pending' AND p.delayed_until IS NULL";
+    return "CASE WHEN COALESCE((SELECT s.max_running_per_owner FROM service_settings s"
+        + " WHERE s.service = "
+        + alias
+        + ".kind), ?::int) = 0"
+        + " THEN NOT EXISTS (SELECT 1 FROM jobs p WHERE"
+        + due
+        + ") ELSE NOT EXISTS (SELECT 1 FROM jobs p WHERE"
+        + due
+        + " AND p.owner_kind = "
+        + alias
+        + ".owner_kind AND p.owner_id = "
+        + alias
+        + ".owner_id) END";
+  }
+
+  /**
+   * A job above the default priority may sort before the owner's claim cursor, and must not wait
+   * behind a busy queue: its wake-up is sent whatever the queue holds and asks for the head.
+   */
+  private static String headIfAbove(String priority) {
+    return " || CASE WHEN "
+        + priority
+        + " > "
+        + JobPriority.DEFAULT
+        + " THEN '"
+        + JobQueue.FROM_HEAD
+        + "' ELSE '' END";
+  }
+
+  /** JobInsertOne: adds one pending job and notifies the owner in the same round trip. */
+  private static final String JOB_INSERT_ONE =
+      "WITH inserted AS ("
+          + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
+          + "                   created_at, updated_at, expires_at, shard, priority, run_after,"
+          + "                   delayed_until, callback_url, traceparent)"
+          + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
+          + SettingsStore.EFFECTIVE_RETENTION_END
+          + ", ?, ?, ?, ?, ?, ?)"
+          + " RETURNING kind, shard, owner_kind, owner_id, priority)"
+          + NOTIFY_IF_OWNER_MAY_BE_IDLE;
+
+  /**
+   * JobInsertIdempotent: JobInsertOne with an idempotency key; returns the new uid, or no row when
+   * the owner already used the key (then the first job stands). The notification is sent only for a
+   * row actually inserted, and only when the owner may be idle, as for JobInsertOne.
+   */
+  private static final String JOB_INSERT_IDEMPOTENT =
+      "WITH inserted AS ("
+          + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
+          + "                   created_at, updated_at, expires_at, shard, idempotency_key,"
+          + "                   priority, run_after, delayed_until, callback_url, traceparent)"
+          + " VALUES (?, ?, 'pending', ?, ?, ?, ?::jsonb, ?, ?, "
+          + SettingsStore.EFFECTIVE_RETENTION_END
+          + ", ?, ?, ?, ?, ?, ?, ?)"
+          + " ON CONFLICT (owner_kind, owner_id, idempotency_key)"
+          + "   WHERE idempotency_key IS NOT NULL DO NOTHING"
+          + " RETURNING uid, kind, shard, owner_kind, owner_id, priority)"
+          + " SELECT i.uid, CASE WHEN i.priority > "
+          + JobPriority.DEFAULT
+          + " OR "
+          + mayBeIdle("i")
+          + "   THEN pg_notify('"
+          + JobQueue.ENQUEUED_CHANNEL
+          + "', "
+          + JobQueue.wakePayload("i")
+          + headIfAbove("i.priority")
+          + ") END FROM inserted i";
+
+  /** JobInsertMany: adds pending jobs in array order, then notifies as JobInsertOne does. */
+  private static final String JOB_INSERT_MANY =
+      "WITH inserted AS ("
+          + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
+          + "                   created_at, updated_at, expires_at, shard, priority, run_after,"
+          + "                   delayed_until, callback_url, traceparent)"
+          + " SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?, "
+          + SettingsStore.EFFECTIVE_RETENTION_END
+          + "      , n.shard, n.priority, n.run_after, n.delayed_until, n.callback_url,"
+          + "        n.traceparent"
+          + "   FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[],"
+          + "               ?::timestamptz[], ?::timestamptz[], ?::text[], ?::text[])"
+          + "        WITH ORDINALITY"
+          + "        AS n(uid, payload, preferred_name, shard, priority, run_after, delayed_until,"
+          + "             callback_url, traceparent, ord)"
+          + "  ORDER BY n.ord"
+          + " RETURNING kind, shard, owner_kind, owner_id, priority)"
+          + NOTIFY_IF_OWNER_MAY_BE_IDLE;
+
+  /**
+   * JobInsertBatch: adds pending jobs in array order, each with its idempotency key or none, and
+   * skips those whose key the owner already used; returns the uids inserted. Notifies as
+   * JobInsertOne does when something was inserted while the owner may be idle (the {@code notified}
+   * CTE runs because the final SELECT reads it).
+   */
+  private static final String JOB_INSERT_BATCH =
+      """
+      WITH inserted AS (
+        INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,
+                          created_at, updated_at, expires_at, idempotency_key, shard, priority,
+                          run_after, delayed_until, callback_url, traceparent)
+        SELECT n.uid, ?, 'pending', ?, ?, n.preferred_name, n.payload::jsonb, ?, ?,\s"""
+          + SettingsStore.EFFECTIVE_RETENTION_END
+          + """
+      , n.idempotency_key, n.shard, n.priority, n.run_after, n.delayed_until, n.callback_url,
+             n.traceparent
+          FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::smallint[],
+                      ?::timestamptz[], ?::timestamptz[], ?::text[], ?::text[])
+               WITH ORDINALITY AS n(uid, payload, preferred_name, idempotency_key, shard, priority,
+                                    run_after, delayed_until, callback_url, traceparent, ord)
+         ORDER BY n.ord
+        ON CONFLICT (owner_kind, owner_id, idempotency_key)
+           WHERE idempotency_key IS NOT NULL DO NOTHING
+        RETURNING uid, kind, shard, owner_kind, owner_id, priority),
+      notified AS (
+        SELECT pg_notify('"""
+          + JobQueue.ENQUEUED_CHANNEL
+          + "', "
+          + JobQueue.wakePayload("i")
+          + headIfAbove("i.top")
+          + """
+      ) FROM (SELECT kind, shard, owner_kind, owner_id, max(priority) AS top FROM inserted
+               GROUP BY kind, shard, owner_kind, owner_id) i
+         WHERE i.top >\s"""
+          + JobPriority.DEFAULT
+          + " OR "
+          + mayBeIdle("i")
+          + """
+      )
+      SELECT uid, (SELECT count(*) FROM notified) FROM inserted
+      """;
+
+  /**
+   * JobGetReplays: for each idempotency key of an enqueue that was already used, the job that holds
+   * it, its status, and whether it is the same request (same kind, and a payload equal as JSON:
+   * jsonb compares numbers by value and ignores key order).
+   */
+  private static final String JOB_GET_REPLAYS =
+      """
+      SELECT n.ord, j.uid, j.status, (j.kind = ? AND j.payload = n.payload::jsonb)
+        FROM unnest(?::text[], ?::text[]) WITH ORDINALITY AS n(idempotency_key, payload, ord)
+        JOIN jobs j
+          ON j.owner_kind = ? AND j.owner_id = ? AND j.idempotency_key = n.idempotency_key
+      """;
+
+  private final SettingsStore settings;
+  private final Clock clock;
+  private final AgroalDataSource dataSource;
+  private final Event<JobsEnqueued> enqueued;
+  private final QueueMetrics metrics;
+  private final Shards shards;
+  private final QuotaAdmission quota;
+
+  JobInserter(
+      SettingsStore settings,
+      Clock clock,
+      AgroalDataSource dataSource,
+      Event<JobsEnqueued> enqueued,
+      QueueMetrics metrics,
+      Shards shards,
+      QuotaAdmission quota) {
+    this.settings = settings;
+    this.clock = clock;
+    this.dataSource = dataSource;
+    this.enqueued = enqueued;
+    this.metrics = metrics;
+    this.shards = shards;
+    this.quota = quota;
+  }
+
+  /**
+   * Adds up to {@value #MAX_JOBS} pending jobs of one kind and owner in one transaction, in list
+   * order. Each row expires one retention period after enqueue; the owner restarts that period when
+   * the job finishes, and never sweeps a job that is still pending or running. A request whose
+   * idempotency key the owner used before for the same request is not added again: its outcome
+   * names the first job. Unless the requests are exempt, the owner's pending quota holds for the
+   * jobs the call adds, together.
+   *
+   * @param jobs the requests; they share their kind, owner and quota exemption, and their keys
+   *     differ
+   * @return one outcome per request, in list order
+   * @throws IllegalArgumentException when a request is malformed; nothing is added then
+   * @throws KeyReusedException when a key was used before for a different request; nothing is added
+   *     then
+   * @throws QuotaExceededException when the jobs would take the owner over its pending quota;
+   *     nothing is added then
+   */
+  public List<Enqueued> enqueue(List<EnqueueRequest> jobs) {
+    if (jobs.isEmpty() || jobs.size() > MAX_JOBS) {
+      throw new IllegalArgumentException("a batch holds 1 to " + MAX_JOBS + " jobs");
+    }
+    EnqueueRequest head = jobs.get(0);
+    requireKindAndOwner(head.kind(), head.owner());
+    if (jobs.size() == 1) {
+      requireJob(head);
+      return List.of(head.idempotencyKey() == null ? insertOne(head) : insertKeyed(head));
+    }
+    Rows rows = new Rows(head, jobs);
+    return rows.keyed ? insertBatch(head, rows) : insertMany(head, rows);
+  }
+
+  /** Adds one job without a key (JobInsertOne), committed on its own. */
+  private Enqueued insertOne(EnqueueRequest job) {
+    UUID uid = JobIds.next();
+    String shard = shards.shardOf(job.kind(), uid);
+    Enqueued outcome;
+    try {
+      outcome =
+          admitted(
+              job,
+              false,
+              c -> {
+                try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_ONE)) {
+                  bindNewJob(ps, uid, shard, job, JsonCodec.encode(job.payload()));
+                  ps.setInt(13, job.priority());
+                  bindRunAfter(ps, 14, job.runAfter());
+                  ps.setString(16, job.callbackUrl());
+                  ps.setString(17, job.traceparent());
+                  ps.setInt(18, runningQuota(job.kind()));
+                  ps.execute();
+                  return new Enqueued(uid, true, JobStatus.PENDING);
+                }
+              },
+              added -> true);
+    } catch (SQLException e) {
+      throw failed(job.kind(), 1, e);
+    }
+    added(job.kind(), 1, shard, job.priority() > JobPriority.DEFAULT);
+    return outcome;
+  }
+
+  /**
+   * Adds one job with a key (JobInsertIdempotent) unless the owner used the key before; then
+   * answers the job that holds it (JobGetReplays). Committed on its own.
+   */
+  private Enqueued insertKeyed(EnqueueRequest job) {
+    String payload = JsonCodec.encode(job.payload());
+    // Two tries: the first job may be swept between the insert and the lookup, freeing the key.
+    for (int attempt = 0; attempt < 2; attempt++) {
+      UUID uid = JobIds.next();
+      String shard = shards.shardOf(job.kind(), uid);
+      Enqueued outcome;
+      try {
+        outcome =
+            admitted(
+                job,
+                false,
+                c -> {
+                  try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_IDEMPOTENT)) {
+                    bindNewJob(ps, uid, shard, job, payload);
+                    ps.setString(13, job.idempotencyKey());
+                    ps.setInt(14, job.priority());
+                    bindRunAfter(ps, 15, job.runAfter());
+                    ps.setString(17, job.callbackUrl());
+                    ps.setString(18, job.traceparent());
+                    ps.setInt(19, runningQuota(job.kind()));
+                    try (ResultSet rs = ps.executeQuery()) {
+                      if (rs.next()) {
+                        return new Enqueued(uid, true, JobStatus.PENDING);
+                      }
+                    }
+                  }
+                  Enqueued[] replays = new Enqueued[1];
+                  replays(
+                      c,
+                      job,
+                      new String[] {job.idempotencyKey()},
+                      new String[] {payload},
+                      new int[] {0},
+                      replays);
+                  return replays[0];
+                },
+                Enqueued::created);
+      } catch (SQLException e) {
+        throw failed(job.kind(), 1, e);
+      }
+      if (outcome != null) {
+        if (outcome.created()) {
+          added(job.kind(), 1, shard, job.priority() > JobPriority.DEFAULT);
+        }
+        return outcome;
+      }
+    }
+    throw new IllegalStateException(
+        "idempotency key " + job.idempotencyKey() + " keeps changing hands");
+  }
+
+  /** Adds jobs none of which has a key (JobInsertMany), committed on its own. */
+  private List<Enqueued> insertMany(EnqueueRequest head, Rows rows) {
+    try {
+      admitted(
+          head,
+          false,
+          c -> {
+            try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_MANY)) {
+              bindNewJobs(c, ps, head, rows);
+              ps.setArray(12, c.createArrayOf("text", rows.shards));
+              ps.setArray(13, c.createArrayOf("smallint", rows.priorities));
+              ps.setArray(14, c.createArrayOf("timestamptz", rows.runAfter));
+              ps.setArray(15, c.createArrayOf("timestamptz", rows.delayedUntil));
+              ps.setArray(16, c.createArrayOf("text", rows.callbackUrls));
+              ps.setArray(17, c.createArrayOf("text", rows.traceparents));
+              ps.setInt(18, runningQuota(head.kind()));
+              ps.execute();
+              return rows;
+            }
+          },
+          added -> true);
+    } catch (SQLException e) {
+      throw failed(head.kind(), rows.uids.length, e);
+    }
+    added(head.kind(), rows.uids.length, commonShard(rows.shards), rows.aboveDefault);
+    return Arrays.stream(rows.uids).map(uid -> new Enqueued(uid, true, JobStatus.PENDING)).toList();
+  }
+
+  /**
+   * Adds jobs some of which carry a key (JobInsertBatch) in one transaction, and answers each key
+   * used before with the job that holds it (JobGetReplays).
+   */
+  private List<Enqueued> insertBatch(EnqueueRequest head, Rows rows) {
+    // Two tries: a first job may be swept between the insert and the lookup, freeing its key.
+    for (int attempt = 0; attempt < 2; attempt++) {
+      List<Enqueued> outcomes;
+      try {
+        outcomes =
+            admitted(
+                head,
+                true,
+                c -> tryInsertBatch(c, head, rows),
+                done -> done.stream().anyMatch(Enqueued::created));
+      } catch (SQLException e) {
+        throw failed(head.kind(), rows.uids.length, e);
+      }
+      if (outcomes != null) {
+        int created = (int) outcomes.stream().filter(Enqueued::created).count();
+        if (created > 0) {
+          added(head.kind(), created, commonShard(rows.shards), rows.aboveDefault);
+        }
+        return outcomes;
+      }
+      rows.renewUids();
+    }
+    throw new IllegalStateException("idempotency keys of a batch keep changing hands");
+  }
+
+  /** One try of {@link #insertBatch}; null when a key changed hands meanwhile. */
+  private List<Enqueued> tryInsertBatch(Connection c, EnqueueRequest head, Rows rows)
+      throws SQLException {
+    int n = rows.uids.length;
+    Set<UUID> inserted = new HashSet<>();
+    try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_BATCH)) {
+      bindNewJobs(c, ps, head, rows);
+      ps.setArray(12, c.createArrayOf("text", rows.keys));
+      ps.setArray(13, c.createArrayOf("text", rows.shards));
+      ps.setArray(14, c.createArrayOf("smallint", rows.priorities));
+      ps.setArray(15, c.createArrayOf("timestamptz", rows.runAfter));
+      ps.setArray(16, c.createArrayOf("timestamptz", rows.delayedUntil));
+      ps.setArray(17, c.createArrayOf("text", rows.callbackUrls));
+      ps.setArray(18, c.createArrayOf("text", rows.traceparents));
+      ps.setInt(19, runningQuota(head.kind()));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          inserted.add(rs.getObject(1, UUID.class));
+        }
+      }
+    }
+    Enqueued[] outcomes = new Enqueued[n];
+    List<String> replayKeys = new ArrayList<>();
+    List<String> replayPayloads = new ArrayList<>();
+    List<Integer> replayIndex = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      if (inserted.contains(rows.uids[i])) {
+        outcomes[i] = new Enqueued(rows.uids[i], true, JobStatus.PENDING);
+      } else {
+        replayKeys.add(rows.keys[i]);
+        replayPayloads.add(rows.payloads[i]);
+        replayIndex.add(i);
+      }
+    }
+    if (!replayKeys.isEmpty()) {
+      replays(
+          c,
+          head,
+          replayKeys.toArray(String[]::new),
+          replayPayloads.toArray(String[]::new),
+          replayIndex.stream().mapToInt(Integer::intValue).toArray(),
+          outcomes);
+      for (Enqueued outcome : outcomes) {
+        if (outcome == null) {
+          return null;
+        }
+      }
+    }
+    return List.of(outcomes);
+  }
+
+  /**
+   * Reads the jobs that hold the keys of the requests at {@code index} (JobGetReplays) into {@code
+   * outcomes}; a key no job holds any more leaves its place null.
+   *
+   * @throws KeyReusedException when a key is held by a job of a different request
+   */
+  private static void replays(
+      Connection c,
+      EnqueueRequest head,
+      String[] keys,
+      String[] payloads,
+      int[] index,
+      Enqueued[] outcomes)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(JOB_GET_REPLAYS)) {
+      ps.setString(1, head.kind());
+      ps.setArray(2, c.createArrayOf("text", keys));
+      ps.setArray(3, c.createArrayOf("text", payloads));
+      ps.setString(4, head.ownerKind());
+      ps.setString(5, head.ownerId());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          int i = index[rs.getInt(1) - 1];
+          UUID first = rs.getObject(2, UUID.class);
+          JobStatus status = JobStatus.fromDbValue(rs.getString(3)).orElseThrow();
+          if (!rs.getBoolean(4)) {
+            throw new KeyReusedException(i, first, status);
+          }
+          outcomes[i] = new Enqueued(first, false, status);
+        }
+      }
+    }
+  }
+
+  /**
+   * Work on a connection that adds jobs; null when a key changed hands and it must be tried again.
+   */
+  @FunctionalInterface
+  private interface Insert<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  /**
+   * Runs {@code insert} on a connection of its own, committed on return. When the owner's pending
+   * quota binds ({@link QuotaAdmission#limit}), or {@code transactional} asks for it, it runs in a
+   * transaction: under a quota, that first takes the owner's quota lock and, when {@code added}
+   * says the insert added a job, counts the owner's pending jobs after it; over the limit, or when
+   * the insert answers null, it is rolled back. Otherwise one statement needs no transaction, and
+   * spends no round trip on one.
+   */
+  private <T> T admitted(
+      EnqueueRequest head, boolean transactional, Insert<T> insert, Predicate<T> added)
+      throws SQLException {
+    int limit = quota.limit(head.kind(), head.owner(), head.quotaExempt());
+    try (Connection c = dataSource.getConnection()) {
+      if (limit <= 0 && !transactional) {
+        return insert.run(c);
+      }
+      c.setAutoCommit(false);
+      try {
+        if (limit > 0) {
+          quota.lock(c, head.kind(), head.owner());
+        }
+        T result = insert.run(c);
+        if (result == null) {
+          c.rollback();
+          return null;
+        }
+        if (limit > 0 && added.test(result)) {
+          quota.check(c, head.kind(), head.owner(), limit);
+        }
+        c.commit();
+        return result;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
+      }
+    }
+  }
+
+  /** Counts {@code count} new jobs and wakes the kind's owner in this process once they commit. */
+  private void added(String kind, int count, String shard, boolean fromHead) {
+    metrics.enqueued(kind, count);
+    enqueued.fire(new JobsEnqueued(kind, shard, fromHead));
+  }
+
+  private static IllegalStateException failed(String kind, int count, SQLException e) {
+    return new IllegalStateException("could not enqueue " + count + " job(s) of kind " + kind, e);
+  }
+
+  /**
+   * Binds the twelve leading parameters JobInsertOne and JobInsertIdempotent share, the job's shard
+   * last.
+   */
+  private void bindNewJob(
+      PreparedStatement ps, UUID uid, String shard, EnqueueRequest job, String payload)
+      throws SQLException {
+    Instant now = clock.now();
+    OffsetDateTime created = JobRows.timestamp(now);
+    ps.setObject(1, uid);
+    ps.setString(2, job.kind());
+    ps.setString(3, job.ownerKind());
+    ps.setString(4, job.ownerId());
+    ps.setString(5, job.preferredName());
+    ps.setString(6, payload);
+    ps.setObject(7, created);
+    ps.setObject(8, created);
+    settings.bindRetentionEnd(ps, 9, job.kind(), now);
+    ps.setString(12, shard);
+  }
+
+  /**
+   * Binds the eleven leading parameters JobInsertMany and JobInsertBatch share; the arrays after
+   * them differ.
+   */
+  private void bindNewJobs(Connection c, PreparedStatement ps, EnqueueRequest head, Rows rows)
+      throws SQLException {
+    Instant now = clock.now();
+    OffsetDateTime created = JobRows.timestamp(now);
+    ps.setString(1, head.kind());
+    ps.setString(2, head.ownerKind());
+    ps.setString(3, head.ownerId());
+    ps.setObject(4, created);
+    ps.setObject(5, created);
+    settings.bindRetentionEnd(ps, 6, head.kind(), now);
+    ps.setArray(9, c.createArrayOf("uuid", rows.uids));
+    ps.setArray(10, c.createArrayOf("text", rows.payloads));
+    ps.setArray(11, c.createArrayOf("text", rows.names));
+  }
+
+  /** Binds a job's {@code run_after} and {@code delayed_until} (set while it lies ahead). */
+  private void bindRunAfter(PreparedStatement ps, int first, Instant runAfter) throws SQLException {
+    ps.setObject(first, runAfter == null ? null : JobRows.timestamp(runAfter));
+    Instant delayed = delayedUntil(runAfter, clock.now());
+    ps.setObject(first + 1, delayed == null ? null : JobRows.timestamp(delayed));
+  }
+
+  /**
+   * When a job asked to run after {@code runAfter} is not yet due at {@code now}: that, or null.
+   */
+  private static Instant delayedUntil(Instant runAfter, Instant now) {
+    return runAfter != null && runAfter.isAfter(now) ? runAfter : null;
+  }
+
+  /**
+   * The kind's configured {@code max-running-per-owner} (0: none), the parameter of {@link
+   * #mayBeIdle}: the statement itself applies a stored override, spending no round trip on it.
+   */
+  private int runningQuota(String kind) {
+    return settings.configured(kind).maxRunningPerOwner();
+  }
+
+  /** The shard all of {@code keys} are in, or null when they span several. */
+  private static String commonShard(String[] keys) {
+    for (String key : keys) {
+      if (!key.equals(keys[0])) {
+        return null;
+      }
+    }
+    return keys[0];
+  }
+
+  /**
+   * The columns of a list of new jobs, checked, one array per column in list order, as the unnest
+   * statements bind them.
+   */
+  private final class Rows {
+    final String kind;
+    final UUID[] uids;
+    final String[] shards;
+    final String[] payloads;
+    final String[] names;
+    final String[] keys;
+    final Short[] priorities;
+    final OffsetDateTime[] runAfter;
+    final OffsetDateTime[] delayedUntil;
+    final String[] callbackUrls;
+    final String[] traceparents;
+    final boolean keyed;
+    final boolean aboveDefault;
+
+    Rows(EnqueueRequest head, List<EnqueueRequest> jobs) {
+      int n = jobs.size();
+      kind = head.kind();
+      uids = new UUID[n];
+      shards = new String[n];
+      payloads = new String[n];
+      names = new String[n];
+      keys = new String[n];
+      priorities = new Short[n];
+      runAfter = new OffsetDateTime[n];
+      delayedUntil = new OffsetDateTime[n];
+      callbackUrls = new String[n];
+      traceparents = new String[n];
+      Instant now = clock.now();
+      Set<String> seen = new HashSet<>();
+      boolean above = false;
+      for (int i = 0; i < n; i++) {
+        EnqueueRequest job = jobs.get(i);
+        if (!kind.equals(job.kind())
+            || !Objects.equals(job.owner(), head.owner())
+            || job.quotaExempt() != head.quotaExempt()) {
+          throw new IllegalArgumentException(
+              "the jobs of one enqueue share their kind, owner and quota exemption");
+        }
+        requireJob(job);
+        String key = job.idempotencyKey();
+        if (key != null && !seen.add(key)) {
+          throw new IllegalArgumentException("two jobs of the batch have the same idempotency key");
+        }
+        payloads[i] = JsonCodec.encode(job.payload());
+        names[i] = job.preferredName();
+        keys[i] = key;
+        priorities[i] = (short) job.priority();
+        above |= job.priority() > JobPriority.DEFAULT;
+        Instant delayed = delayedUntil(job.runAfter(), now);
+        runAfter[i] = job.runAfter() == null ? null : JobRows.timestamp(job.runAfter());
+        delayedUntil[i] = delayed == null ? null : JobRows.timestamp(delayed);
+        callbackUrls[i] = job.callbackUrl();
+        traceparents[i] = job.traceparent();
+      }
+      keyed = !seen.isEmpty();
+      aboveDefault = above;
+      renewUids();
+    }
+
+    /** New uids, and the shards they hash to, for another try. */
+    void renewUids() {
+      for (int i = 0; i < uids.length; i++) {
+        uids[i] = JobIds.next();
+        shards[i] = JobInserter.this.shards.shardOf(kind, uids[i]);
+      }
+    }
+  }
+
+  private static void requireKindAndOwner(String kind, Owner owner) {
+    if (kind == null || !KIND.matcher(kind).matches()) {
+      throw new IllegalArgumentException(
+          "kind must be 1 to 40 lower-case letters, digits or '_', starting with a letter: "
+              + kind);
+    }
+    if (owner != null) {
+      requireLength("owner kind", owner.kind(), MAX_OWNER_LENGTH);
+      requireLength("owner id", owner.id(), MAX_OWNER_LENGTH);
+    }
+  }
+
+  /** Checks what one request holds beyond its kind and owner. */
+  private static void requireJob(EnqueueRequest job) {
+    if (job.payload() == null) {
+      throw new IllegalArgumentException("payload is required (use an empty object for none)");
+    }
+    requireLength("preferred name", job.preferredName(), MAX_NAME_LENGTH);
+    JobPriority.check(job.priority());
+    String key = job.idempotencyKey();
+    if (key != null) {
+      if (job.owner() == null) {
+        throw new IllegalArgumentException("an idempotency key needs an owner");
+      }
+      if (key.isBlank() || key.length() > MAX_KEY_LENGTH) {
+        throw new IllegalArgumentException("idempotency key must be 1 to 200 characters");
+      }
+    }
+  }
+
+  private static void requireLength(String what, String value, int max) {
+    if (value != null && (value.isBlank() || value.length() > max)) {
+      throw new IllegalArgumentException(
+          what + " must be non-blank and at most " + max + " characters");
+    }
+  }
+}
