@@ -393,9 +393,7 @@ final class ShardRunner {
    * admin retry, a handover), which a wake-up claiming after its cursor would pass over.
    */
   void requestWakeFromHead() {
-    state.rewind.set(true);
-    state.claimWanted.set(true);
-    state.wakeSignal.release();
+    state.requestWakeFromHead();
   }
 
   /**

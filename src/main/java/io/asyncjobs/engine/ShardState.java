@@ -79,6 +79,13 @@ final class ShardState {
     wakeSignal.release();
   }
 
+  /** Asks for a run that claims from the head of the queue, not after the wake-up cursor. */
+  void requestWakeFromHead() {
+    rewind.set(true);
+    claimWanted.set(true);
+    wakeSignal.release();
+  }
+
   /**
    * Removes settled tasks and ends their spans; those whose threads still run keep a slot until
    * they return.
