@@ -1,5 +1,6 @@
 package io.asyncjobs;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -8,6 +9,10 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
+import io.asyncjobs.queue.JobClaims;
+import io.asyncjobs.queue.JobOutcomes;
+import io.asyncjobs.queue.JobRecovery;
+import io.asyncjobs.queue.JobSweep;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,8 +27,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The packages of {@code src/main} as layers: each may use only the layers below it, and no package
- * cycle exists; and every statement on the {@code jobs} table lives in the queue package.
- * docs/architecture.md draws the same picture; change both together.
+ * cycle exists; every statement on the {@code jobs} table lives in the queue package, new rows come
+ * in through one class, requests never reach the engine's statements, and the tick's roles do not
+ * know the runner that orders them. docs/architecture.md draws the same picture, and its layer
+ * diagram is read here; change both together.
  */
 class ArchitectureTest {
 
@@ -130,5 +137,86 @@ class ArchitectureTest {
       }
     }
     assertThat(outside).as("statements on the jobs table outside io.asyncjobs.queue").isEmpty();
+  }
+
+  /** The node lines of the layer diagram: {@code Id["packages<br/>what they hold"]}. */
+  private static final Pattern DIAGRAM_NODE =
+      Pattern.compile("^\\s*(\\w+)\\[\"([^\"<]+)<br/>", Pattern.MULTILINE);
+
+  @Test
+  void shouldDrawTheSameLayersInTheArchitecturePage() throws IOException {
+    // The page's Mermaid diagram is what a newcomer reads: it must name the layers this test
+    // enforces, in the same order, with the same packages.
+    String page = Files.readString(Path.of("docs/architecture.md"));
+    int start = page.indexOf("```mermaid\nflowchart TD");
+    assertThat(start).as("the layer diagram in docs/architecture.md").isNotNegative();
+    String diagram = page.substring(start, page.indexOf("```\n", start + 3));
+    Map<String, List<String>> drawn = new LinkedHashMap<>();
+    var nodes = DIAGRAM_NODE.matcher(diagram);
+    while (nodes.find()) {
+      drawn.put(nodes.group(1), List.of(nodes.group(2).trim().split("\\s*·\\s*")));
+    }
+    Map<String, List<String>> enforced = new LinkedHashMap<>();
+    LAYERS.forEach(
+        (layer, globs) ->
+            enforced.put(
+                layer,
+                java.util.Arrays.stream(globs)
+                    .map(g -> g.substring("io.asyncjobs.".length(), g.length() - 2))
+                    .toList()));
+    assertThat(drawn).containsExactlyEntriesOf(enforced);
+  }
+
+  @Test
+  void shouldKeepRequestPathsOffTheEnginesStatements() {
+    // A route or a command that claimed, completed, rescued or swept a job would bypass the
+    // owner lock and its fencing epoch: only the engine (on the owner) issues those statements.
+    noClasses()
+        .that()
+        .resideInAnyPackage(
+            "io.asyncjobs.api..",
+            "io.asyncjobs.cli..",
+            "io.asyncjobs.operations..",
+            "io.asyncjobs.callbacks..",
+            "io.asyncjobs.kinds..")
+        .should()
+        .dependOnClassesThat()
+        .belongToAnyOf(JobClaims.class, JobOutcomes.class, JobRecovery.class, JobSweep.class)
+        .check(classes);
+  }
+
+  @Test
+  void shouldKeepTheTicksRolesUnawareOfTheRunnerThatOrdersThem() {
+    // The roles get the shard's state (ShardState) and the engine context; a role that reached
+    // back into ShardRunner would make the order of the tick depend on more than runOnce.
+    noClasses()
+        .that()
+        .haveSimpleNameNotStartingWith("ShardRunner")
+        .and()
+        .resideInAPackage("io.asyncjobs.engine")
+        .and()
+        .haveSimpleNameNotStartingWith("JobService")
+        .should()
+        .dependOnClassesThat()
+        .haveSimpleNameStartingWith("ShardRunner")
+        .check(classes);
+  }
+
+  /** An insert into the {@code jobs} table itself. */
+  private static final Pattern JOBS_INSERT = Pattern.compile("\\bINSERT\\s+INTO\\s+jobs\\b");
+
+  @Test
+  void shouldAddJobsThroughOneClass() throws IOException {
+    // One way in: every new row gets its shard, retention, quota and wake-up from JobInserter.
+    Path main = Path.of("src/main/java");
+    List<String> inserting = new ArrayList<>();
+    try (Stream<Path> files = Files.walk(main)) {
+      for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+        if (JOBS_INSERT.matcher(Files.readString(file)).find()) {
+          inserting.add(main.relativize(file).toString());
+        }
+      }
+    }
+    assertThat(inserting).containsExactly("io/asyncjobs/queue/JobInserter.java");
   }
 }
