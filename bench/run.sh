@@ -676,7 +676,7 @@ PY
   local gauges_sql
   gauges_sql=$(python3 - <<'PY'
 import re
-src = open("src/main/java/io/asyncjobs/metrics/JobMetrics.java").read()
+src = open("src/main/java/io/asyncjobs/queue/QueueDepths.java").read()
 m = re.search(r'JOB_COUNT_BY_KIND_AND_STATUS =\s*"""(.*?)"""', src, re.S)
 print(" ".join(m.group(1).split()) + ";")
 PY
