@@ -22,6 +22,9 @@ final class Fence {
   static final String CTE =
       "fence AS (SELECT epoch FROM job_owner_epochs WHERE epoch = ? FOR SHARE)";
 
+  /** EpochHolds: whether an epoch is still its lock's newest (a new epoch updates the row). */
+  static final String EPOCH_HOLDS = "SELECT 1 FROM job_owner_epochs WHERE epoch = ?";
+
   private Fence() {}
 
   /** Binds {@link #CTE}'s epoch at {@code next}; returns the index of the next parameter. */
@@ -32,8 +35,7 @@ final class Fence {
 
   /** Whether {@code epoch} is still the lock's newest. */
   static boolean holds(Connection c, long epoch) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement("SELECT 1 FROM job_owner_epochs WHERE epoch = ?")) {
+    try (PreparedStatement ps = c.prepareStatement(EPOCH_HOLDS)) {
       bind(ps, 1, epoch);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next();
