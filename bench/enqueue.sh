@@ -24,17 +24,24 @@ suite_enqueue() {
 
   # One phase of wrk: $1 the label, $2 the body file, $3 the path, $4 seconds. The table is
   # emptied first, as on the in-process side.
+  # $5, when given, is the number of concurrent callers (connections; two wrk threads), else one.
   enqueue_wrk() {
+    local callers=${5:-1}
     psql_ -c "TRUNCATE jobs, job_finished_minutes"
-    wrk -t 1 -c 1 -d "${4}s" --latency -H "Authorization: Bearer $token" \
+    wrk -t "$((callers > 1 ? 2 : 1))" -c "$callers" -d "${4}s" --latency -H "Authorization: Bearer $token" \
       -s bench/http_enqueue.lua "$base" -- "$2" "$3" >"$out/enqueue-wrk-$1.txt"
   }
+  # The reference the concurrent callers are held to: pgbench's one-client INSERT of this run.
+  echo "bench: reference, pgbench one-client INSERT" >&2
+  local ref_tps
+  ref_tps=$(reference_insert_tps)
   echo "bench: HTTP warm-up, ${warmup}s one at a time and ${warmup}s in batches" >&2
   enqueue_wrk warmup-one "$work/one.json" /api/noop "$warmup"
   enqueue_wrk warmup-batch "$work/batch.json" /api/noop/batch "$warmup"
   echo "bench: HTTP, ${seconds}s one at a time and ${seconds}s in batches of 1,000" >&2
   enqueue_wrk one-a "$work/one.json" /api/noop "$seconds"
   enqueue_wrk batch-a "$work/batch.json" /api/noop/batch "$seconds"
+  enqueue_wrk callers16-a "$work/one.json" /api/noop "$seconds" 16
 
   echo "bench: in-process, the same after a warm-up" >&2
   psql_ -c "TRUNCATE jobs, job_finished_minutes"
@@ -48,11 +55,12 @@ suite_enqueue() {
   echo "bench: HTTP again, ${seconds}s one at a time and ${seconds}s in batches" >&2
   enqueue_wrk one-b "$work/one.json" /api/noop "$seconds"
   enqueue_wrk batch-b "$work/batch.json" /api/noop/batch "$seconds"
+  enqueue_wrk callers16-b "$work/one.json" /api/noop "$seconds" 16
   psql_ -c "TRUNCATE jobs, job_finished_minutes"
 
-  python3 - "$out" <<'PY'
+  python3 - "$out" "$ref_tps" <<'PY'
 import json, re, sys
-out = sys.argv[1]
+out, ref_tps = sys.argv[1], float(sys.argv[2])
 inproc = {r["measure"]: r["value"] for r in map(json.loads, open(out + "/enqueue-inprocess.jsonl"))}
 
 def wrk(label):
@@ -79,6 +87,14 @@ for name, per, measure in (("one", 1, "enqueue_one_at_a_time"), ("batch", 1000, 
     rows.append({"measure": "http_" + measure + "_p50", "value": round((a[1] + b[1]) / 2, 2), "unit": "ms"})
     rows.append({"measure": "http_" + measure + "_p99", "value": round((a[2] + b[2]) / 2, 2), "unit": "ms"})
 inproc_rows = {r["measure"]: r for r in map(json.loads, open(out + "/enqueue-inprocess.jsonl"))}
+# Sixteen callers at once, each POSTing one job at a time, against pgbench's one-client INSERT.
+a, b = wrk("callers16-a"), wrk("callers16-b")
+rows.append({"measure": "http_enqueue_16_callers", "value": round((a[0] + b[0]) / 2, 2),
+             "unit": "jobs/s", "ratio": round((a[0] + b[0]) / 2 / ref_tps, 2),
+             "rounds": [round(a[0], 2), round(b[0], 2)]})
+rows.append({"measure": "http_enqueue_16_callers_p50", "value": round((a[1] + b[1]) / 2, 2), "unit": "ms"})
+rows.append({"measure": "http_enqueue_16_callers_p99", "value": round((a[2] + b[2]) / 2, 2), "unit": "ms"})
+rows.append({"measure": "pgbench_insert_1_client", "value": round(ref_tps, 2), "unit": "tps"})
 bare = inproc_rows.get("inprocess_bare_insert_interleaved")
 if bare:
     # The in-process enqueue against a bare one-row insert in alternating half-second slices.
@@ -93,6 +109,8 @@ PY
   echo "one (rounds). p50/p99: wrk's request latency. inprocess_bare_insert_interleaved: one-row inserts"
   echo "(uid, 200 bytes) from the same JVM in half-second slices alternating with the one-at-a-time"
   echo "enqueues; its ratio = enqueue / bare insert, both measured over the same minutes."
+  echo "http_enqueue_16_callers: 16 wrk connections POSTing one job each at a time; its ratio = jobs/s"
+  echo "/ pgbench_insert_1_client (one client, one row per transaction, this run; target >= 3)."
   echo
   print_results "$out/enqueue.jsonl"
 }
