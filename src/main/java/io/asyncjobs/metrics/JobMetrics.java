@@ -13,6 +13,7 @@ import io.asyncjobs.queue.QueueMetrics;
 import io.asyncjobs.settings.PauseStore;
 import io.asyncjobs.time.Clock;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -102,6 +103,9 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
   private volatile long lastRefreshNanos;
   private final PauseStore pauses;
 
+  /** Callers per shared enqueue commit; its count is the number of such commits. */
+  private final DistributionSummary sharedCommits;
+
   JobMetrics(
       MeterRegistry registry,
       Clock clock,
@@ -111,6 +115,10 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
       JobsConfig config,
       PauseStore pauses) {
     this.registry = registry;
+    this.sharedCommits =
+        DistributionSummary.builder("jobs.enqueue.shared.commit.callers")
+            .description("Single enqueues that arrived together and shared one commit")
+            .register(registry);
     this.pauses = pauses;
     this.clock = clock;
     this.queueDepths = queueDepths;
@@ -126,6 +134,11 @@ public class JobMetrics implements EngineMetrics, QueueMetrics {
     if (count > 0) {
       meters(kind).enqueued.increment(count);
     }
+  }
+
+  @Override
+  public void sharedCommit(int callers) {
+    sharedCommits.record(callers);
   }
 
   @Override

@@ -15,7 +15,9 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
@@ -226,6 +228,24 @@ public class JobInserter {
   private final Shards shards;
   private final QuotaAdmission quota;
 
+  /**
+   * Single enqueues without a key or a pending quota, sharing a commit when they arrive together:
+   * the HTTP route's many callers at once cost the database one transaction per flush, not one per
+   * job. A caller alone runs JobInsertOne as before, at the cost of a lock.
+   */
+  private final SharedCommit<EnqueueRequest, Enqueued> singles =
+      new SharedCommit<>(this::insertTogether, SHARED_FLUSHES, SHARED_MAX_JOBS);
+
+  /**
+   * Flushes of single enqueues in flight at once. Two let two callers run side by side as they did
+   * before commits were shared; a third caller arriving meanwhile waits for one of them and then
+   * shares the next commit with every caller that piled up behind it.
+   */
+  static final int SHARED_FLUSHES = 2;
+
+  /** The most single enqueues one shared commit takes. */
+  static final int SHARED_MAX_JOBS = 1_000;
+
   JobInserter(
       SettingsStore settings,
       Clock clock,
@@ -268,7 +288,13 @@ public class JobInserter {
     requireKindAndOwner(head.kind(), head.owner());
     if (jobs.size() == 1) {
       requireJob(head);
-      return List.of(head.idempotencyKey() == null ? insertOne(head) : insertKeyed(head));
+      if (head.idempotencyKey() != null) {
+        return List.of(insertKeyed(head));
+      }
+      if (quota.limit(head.kind(), head.owner(), head.quotaExempt()) <= 0) {
+        return List.of(singles.run(head));
+      }
+      return List.of(insertOne(head));
     }
     Rows rows = new Rows(head, jobs);
     return rows.keyed ? insertBatch(head, rows) : insertMany(head, rows);
@@ -367,18 +393,8 @@ public class JobInserter {
           head,
           false,
           c -> {
-            try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_MANY)) {
-              bindNewJobs(c, ps, head, rows);
-              ps.setArray(12, c.createArrayOf("text", rows.shards));
-              ps.setArray(13, c.createArrayOf("smallint", rows.priorities));
-              ps.setArray(14, c.createArrayOf("timestamptz", rows.runAfter));
-              ps.setArray(15, c.createArrayOf("timestamptz", rows.delayedUntil));
-              ps.setArray(16, c.createArrayOf("text", rows.callbackUrls));
-              ps.setArray(17, c.createArrayOf("text", rows.traceparents));
-              ps.setInt(18, runningQuota(head.kind()));
-              ps.execute();
-              return rows;
-            }
+            runInsertMany(c, head, rows);
+            return rows;
           },
           added -> true);
     } catch (SQLException e) {
@@ -386,6 +402,120 @@ public class JobInserter {
     }
     added(head.kind(), rows.uids.length, commonShard(rows.shards), rows.aboveDefault);
     return Arrays.stream(rows.uids).map(uid -> new Enqueued(uid, true, JobStatus.PENDING)).toList();
+  }
+
+  /** How many single enqueues wait for a shared commit to take them. */
+  int waitingForCommit() {
+    return singles.waiting();
+  }
+
+  /** Runs JobInsertMany for {@code rows} on {@code c}, in its transaction if it has one. */
+  private void runInsertMany(Connection c, EnqueueRequest head, Rows rows) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_MANY)) {
+      bindNewJobs(c, ps, head, rows);
+      ps.setArray(12, c.createArrayOf("text", rows.shards));
+      ps.setArray(13, c.createArrayOf("smallint", rows.priorities));
+      ps.setArray(14, c.createArrayOf("timestamptz", rows.runAfter));
+      ps.setArray(15, c.createArrayOf("timestamptz", rows.delayedUntil));
+      ps.setArray(16, c.createArrayOf("text", rows.callbackUrls));
+      ps.setArray(17, c.createArrayOf("text", rows.traceparents));
+      ps.setInt(18, runningQuota(head.kind()));
+      ps.execute();
+    }
+  }
+
+  /**
+   * The work of one shared commit ({@link #singles}): single enqueues without a key or a quota,
+   * each from its own caller. One alone takes JobInsertOne, as an enqueue always did. More are
+   * inserted in one transaction, one JobInsertMany per kind and owner in arrival order, and
+   * committed once; every caller is answered only after that commit. When a statement fails,
+   * nothing of the batch was committed, so each job is then inserted on its own and its caller gets
+   * its own outcome: a job the database refuses fails no other. When the commit itself fails, its
+   * outcome is unknown, and every caller gets the failure, as a caller alone would.
+   */
+  List<SharedCommit.Outcome<Enqueued>> insertTogether(List<EnqueueRequest> jobs) {
+    if (jobs.size() == 1) {
+      return List.of(insertAlone(jobs.get(0)));
+    }
+    Map<List<Object>, List<Integer>> groups = new LinkedHashMap<>();
+    for (int i = 0; i < jobs.size(); i++) {
+      EnqueueRequest job = jobs.get(i);
+      groups
+          .computeIfAbsent(
+              Arrays.asList(job.kind(), job.owner(), job.quotaExempt()), k -> new ArrayList<>())
+          .add(i);
+    }
+    List<Rows> grouped = new ArrayList<>(groups.size());
+    for (List<Integer> members : groups.values()) {
+      grouped.add(new Rows(jobs.get(members.get(0)), members.stream().map(jobs::get).toList()));
+    }
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        for (Rows rows : grouped) {
+          runInsertMany(c, rows.head, rows);
+        }
+      } catch (SQLException | RuntimeException e) {
+        rollbackQuietly(c, e);
+        return jobs.stream().map(this::insertAlone).toList();
+      }
+      try {
+        c.commit();
+      } catch (SQLException e) {
+        rollbackQuietly(c, e);
+        IllegalStateException failure = failed(jobs.get(0).kind(), jobs.size(), e);
+        return jobs.stream().map(j -> SharedCommit.Outcome.<Enqueued>failed(failure)).toList();
+      } finally {
+        restoreAutoCommit(c);
+      }
+    } catch (SQLException e) {
+      // No connection, or none that would take a transaction: nothing was inserted.
+      IllegalStateException failure = failed(jobs.get(0).kind(), jobs.size(), e);
+      return jobs.stream().map(j -> SharedCommit.Outcome.<Enqueued>failed(failure)).toList();
+    }
+    metrics.sharedCommit(jobs.size());
+    List<SharedCommit.Outcome<Enqueued>> outcomes = new ArrayList<>(jobs.size());
+    for (int i = 0; i < jobs.size(); i++) {
+      outcomes.add(null);
+    }
+    int g = 0;
+    for (List<Integer> members : groups.values()) {
+      Rows rows = grouped.get(g++);
+      added(rows.kind, members.size(), commonShard(rows.shards), rows.aboveDefault);
+      for (int k = 0; k < members.size(); k++) {
+        outcomes.set(
+            members.get(k),
+            SharedCommit.Outcome.of(new Enqueued(rows.uids[k], true, JobStatus.PENDING)));
+      }
+    }
+    return outcomes;
+  }
+
+  /** One job inserted on its own (JobInsertOne), its failure kept as its outcome. */
+  private SharedCommit.Outcome<Enqueued> insertAlone(EnqueueRequest job) {
+    try {
+      return SharedCommit.Outcome.of(insertOne(job));
+    } catch (RuntimeException e) {
+      return SharedCommit.Outcome.failed(e);
+    }
+  }
+
+  /** Rolls back after {@code cause}; a rollback that fails too (a lost session) is noted on it. */
+  private static void rollbackQuietly(Connection c, Exception cause) {
+    try {
+      c.rollback();
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+    }
+  }
+
+  /** Gives the connection back to the pool in autocommit, as every other enqueue leaves it. */
+  private static void restoreAutoCommit(Connection c) {
+    try {
+      c.setAutoCommit(true);
+    } catch (SQLException e) {
+      // A lost session: the pool finds and drops it on its next validation.
+    }
   }
 
   /**
@@ -638,6 +768,7 @@ public class JobInserter {
    * statements bind them.
    */
   private final class Rows {
+    final EnqueueRequest head;
     final String kind;
     final UUID[] uids;
     final String[] shards;
@@ -654,6 +785,7 @@ public class JobInserter {
 
     Rows(EnqueueRequest head, List<EnqueueRequest> jobs) {
       int n = jobs.size();
+      this.head = head;
       kind = head.kind();
       uids = new UUID[n];
       shards = new String[n];

@@ -14,6 +14,12 @@ public interface QueueMetrics {
   /** {@code count} jobs of {@code kind} were enqueued (created, not an idempotent repeat). */
   default void enqueued(String kind, int count) {}
 
+  /**
+   * One commit added the jobs of {@code callers} single enqueues that arrived together (two or
+   * more; a caller alone is not counted here).
+   */
+  default void sharedCommit(int callers) {}
+
   /** A failed job of {@code kind} was put back to pending by a caller. */
   default void retried(String kind) {}
 

@@ -5,11 +5,23 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.TestClock;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -28,6 +40,10 @@ class JobInserterTest {
   @Inject JobQueue queue;
   @Inject TestClock clock;
   @Inject Database db;
+  @Inject JobInserter inserter;
+  @Inject MeterRegistry registry;
+
+  private final ExecutorService pool = Executors.newCachedThreadPool();
 
   @BeforeEach
   void setUp() {
@@ -37,6 +53,7 @@ class JobInserterTest {
 
   @AfterEach
   void tearDown() {
+    pool.shutdownNow();
     clock.reset();
   }
 
@@ -119,5 +136,173 @@ class JobInserterTest {
           .hasMessageContaining("share");
     }
     assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+  }
+
+  @Test
+  void shouldShareOneCommitAmongSingleEnqueuesThatPileUpAndAnswerEachOnlyOnceItsRowIsCommitted()
+      throws Exception {
+    double commitsBefore = sharedCommits().count();
+    double callersBefore = sharedCommits().totalAmount();
+    List<Future<Visible>> callers = new ArrayList<>();
+    try (Connection blocker = db.dataSource().getConnection()) {
+      holdInserts(blocker);
+      // Two callers lead a flush each and wait on the table lock; fourteen pile up behind them.
+      for (int i = 0; i < 2; i++) {
+        callers.add(enqueueAndLook(i));
+      }
+      awaitBackendsWaitingOnTheLock(2, "WITH inserted AS");
+      for (int i = 2; i < 16; i++) {
+        callers.add(enqueueAndLook(i));
+        awaitWaitingForCommit(i - 1);
+      }
+      blocker.rollback();
+    }
+
+    List<Visible> answers = new ArrayList<>();
+    for (Future<Visible> f : callers) {
+      answers.add(f.get(30, TimeUnit.SECONDS));
+    }
+    assertThat(answers).extracting(Visible::committed).containsOnly(true);
+    assertThat(count("SELECT count(DISTINCT uid) AS n FROM jobs")).isEqualTo(16);
+    assertThat(count("SELECT count(DISTINCT payload->>'n') AS n FROM jobs")).isEqualTo(16);
+    // The fourteen that waited went in together, in one commit (the two leaders each alone).
+    assertThat(sharedCommits().count() - commitsBefore).isEqualTo(1);
+    assertThat(sharedCommits().totalAmount() - callersBefore).isEqualTo(14);
+  }
+
+  @Test
+  void shouldLoseNoJobAndAddNoneTwiceWhenTheSharedCommitsSessionIsTerminated() throws Exception {
+    List<Future<Visible>> callers = new ArrayList<>();
+    try (Connection blocker = db.dataSource().getConnection()) {
+      holdInserts(blocker);
+      for (int i = 0; i < 2; i++) {
+        callers.add(enqueueAndLook(i));
+      }
+      awaitBackendsWaitingOnTheLock(2, "WITH inserted AS");
+      for (int i = 2; i < 8; i++) {
+        callers.add(enqueueAndLook(i));
+        awaitWaitingForCommit(i - 1);
+      }
+      // One leader's session dies: its caller is told so; the six behind take its flight, whose
+      // one statement for six rows now waits on the lock too. Then that session dies as well.
+      assertThat(terminateBackendsWaitingOnTheLock("WITH inserted AS", 1)).isEqualTo(1);
+      awaitBackendsWaitingOnTheLock(1, "unnest(");
+      assertThat(terminateBackendsWaitingOnTheLock("unnest(", 1)).isEqualTo(1);
+      // The six are tried one by one: the first of them waits on the lock beside the other leader.
+      awaitBackendsWaitingOnTheLock(2, "WITH inserted AS");
+      blocker.rollback();
+    }
+
+    int succeeded = 0;
+    int failed = 0;
+    for (Future<Visible> f : callers) {
+      try {
+        assertThat(f.get(30, TimeUnit.SECONDS).committed()).isTrue();
+        succeeded++;
+      } catch (ExecutionException e) {
+        assertThat(e.getCause()).hasMessageContaining("could not enqueue");
+        failed++;
+      }
+    }
+    assertThat(failed).as("the caller whose own session died").isEqualTo(1);
+    assertThat(succeeded).isEqualTo(7);
+    assertThat(count("SELECT count(*) AS n FROM jobs")).isEqualTo(7);
+    assertThat(count("SELECT count(DISTINCT payload->>'n') AS n FROM jobs")).isEqualTo(7);
+  }
+
+  @Test
+  void shouldInsertTheOtherJobsOfASharedCommitWhenTheDatabaseRefusesOne() {
+    EnqueueRequest good = EnqueueRequest.of("zip", ALICE, Map.of("n", 1));
+    // jsonb refuses a NUL character, so this statement fails inside the database.
+    EnqueueRequest refused = EnqueueRequest.of("zip", ALICE, Map.of("n", "\u0000"));
+    EnqueueRequest other = EnqueueRequest.of("noop", null, Map.of("n", 3));
+
+    List<SharedCommit.Outcome<Enqueued>> outcomes =
+        inserter.insertTogether(List.of(good, refused, other));
+
+    assertThat(outcomes.get(0).error()).isNull();
+    assertThat(outcomes.get(1).error()).hasMessageContaining("could not enqueue");
+    assertThat(outcomes.get(2).error()).isNull();
+    assertThat(db.query("SELECT uid FROM jobs ORDER BY kind"))
+        .extracting(r -> r.get("uid"))
+        .containsExactly(outcomes.get(2).value().uid(), outcomes.get(0).value().uid());
+  }
+
+  @Test
+  void shouldInsertEachKindAndOwnerOfASharedCommitWithItsOwnColumns() {
+    EnqueueRequest alice = EnqueueRequest.of("zip", ALICE, Map.of("n", 1)).withPriority(3);
+    EnqueueRequest anonymous = EnqueueRequest.of("noop", null, Map.of("n", 2));
+    EnqueueRequest aliceAgain =
+        EnqueueRequest.of("zip", ALICE, Map.of("n", 3)).withTraceparent(TRACE);
+
+    List<SharedCommit.Outcome<Enqueued>> outcomes =
+        inserter.insertTogether(List.of(alice, anonymous, aliceAgain));
+
+    Job first = queue.getJob(outcomes.get(0).get().uid()).orElseThrow();
+    Job second = queue.getJob(outcomes.get(1).get().uid()).orElseThrow();
+    Job third = queue.getJob(outcomes.get(2).get().uid()).orElseThrow();
+    assertThat(List.of(first.kind, first.ownerId, first.priority))
+        .containsExactly("zip", "alice", 3);
+    assertThat(second.kind).isEqualTo("noop");
+    assertThat(second.ownerId).isNull();
+    assertThat(third.payload).containsEntry("n", 3);
+    assertThat(third.traceparent).isEqualTo(TRACE);
+    assertThat(third.expiresAt).isEqualTo(first.expiresAt);
+  }
+
+  /** What a caller saw: whether its job was committed, read on another connection, on return. */
+  record Visible(UUID uid, boolean committed) {}
+
+  private Future<Visible> enqueueAndLook(int n) {
+    return pool.submit(
+        () -> {
+          UUID uid = queue.enqueue(EnqueueRequest.of("zip", ALICE, Map.of("n", n))).uid();
+          return new Visible(
+              uid, !db.query("SELECT 1 AS one FROM jobs WHERE uid = ?", uid).isEmpty());
+        });
+  }
+
+  /** Takes a lock on jobs that holds every insert back until {@code blocker} rolls back. */
+  private static void holdInserts(Connection blocker) throws SQLException {
+    blocker.setAutoCommit(false);
+    try (Statement st = blocker.createStatement()) {
+      st.execute("LOCK TABLE jobs IN SHARE MODE");
+    }
+  }
+
+  private void awaitBackendsWaitingOnTheLock(int n, String statement) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (count(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                + " AND position(? IN query) > 0",
+            statement)
+        < n) {
+      assertThat(System.nanoTime()).as("%d inserts waiting on the lock", n).isLessThan(deadline);
+      Thread.sleep(5);
+    }
+  }
+
+  private long terminateBackendsWaitingOnTheLock(String statement, int limit) {
+    return count(
+        "SELECT count(pg_terminate_backend(pid)) AS n FROM (SELECT pid FROM pg_stat_activity"
+            + " WHERE wait_event_type = 'Lock' AND position(? IN query) > 0 LIMIT ?) w",
+        statement,
+        limit);
+  }
+
+  private void awaitWaitingForCommit(int n) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (inserter.waitingForCommit() < n) {
+      assertThat(System.nanoTime()).as("%d callers waiting", n).isLessThan(deadline);
+      Thread.sleep(1);
+    }
+  }
+
+  private long count(String sql, Object... args) {
+    return ((Number) db.query(sql, args).get(0).get("n")).longValue();
+  }
+
+  private DistributionSummary sharedCommits() {
+    return registry.get("jobs.enqueue.shared.commit.callers").summary();
   }
 }
