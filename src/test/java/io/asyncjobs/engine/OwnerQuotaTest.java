@@ -85,10 +85,9 @@ class OwnerQuotaTest extends ControlledKindFixture {
       queue.enqueue("controlled", BLOCK, "user", "bob", null);
       enqueueMany("carol", 2);
       queue.enqueueIdempotent("controlled", BLOCK, "user", "dave", null, "k1");
-      queue.enqueue(
-          List.of(
-              EnqueueRequest.of("controlled", new Owner("user", "erin"), BLOCK)
-                  .withIdempotencyKey("k2")));
+      // A keyed list of two takes JobInsertBatch (a list of one, JobInsertIdempotent).
+      EnqueueRequest erin = EnqueueRequest.of("controlled", new Owner("user", "erin"), BLOCK);
+      queue.enqueue(List.of(erin.withIdempotencyKey("k2"), erin));
       queue.enqueue("controlled", BLOCK, "user", "alice", null);
       assertThat(wakeUps(c, s)).as("with a running quota").hasSize(4);
 
