@@ -104,14 +104,15 @@ public class Enqueuer {
       throw ProblemException.badRequest(
           "the body must be a JSON object, for example " + kind.routeDoc().example());
     }
-    Owner owner = caller.owner();
+    OwnerOrProblem owner = OwnerOrProblem.of(caller);
     EnqueueRequest job =
-        checked(kind, scopeOf(caller), body, owner)
+        checked(kind, scopeOf(caller), body, owner.owner())
             .withPriority(priorityParameter(caller))
             .withQuotaExempt(caller.isAdmin())
             .withRunAfter(runAfter(oneParameter(RUN_AFTER), oneParameter(DELAY_SECONDS)))
             .withCallbackUrl(callbackUrl(oneParameter(CALLBACK_URL)))
             .withTraceparent(traceparent());
+    owner.require();
     // Quarkus REST passes an empty header value as no value at all: the request itself tells a
     // key that was left out from one that was sent empty (or blank, which HTTP trims to empty).
     List<String> sent = request.headers().getAll(IDEMPOTENCY_KEY);
@@ -160,12 +161,13 @@ public class Enqueuer {
     }
     FileScope scope = scopeOf(caller);
     String traceparent = traceparent();
+    OwnerOrProblem owner = OwnerOrProblem.of(caller);
     List<EnqueueRequest> jobs = new ArrayList<>(list.size());
     List<String> refused = new ArrayList<>();
     Map<String, Integer> keys = new HashMap<>();
     for (int i = 0; i < list.size(); i++) {
       try {
-        jobs.add(batchJob(caller, kind, scope, list.get(i), i, keys, traceparent));
+        jobs.add(batchJob(caller, owner.owner(), kind, scope, list.get(i), i, keys, traceparent));
       } catch (ProblemException e) {
         refused.add("jobs[" + i + "]: " + e.problem().detail());
       }
@@ -177,6 +179,7 @@ public class Enqueuer {
       throw ProblemException.badRequest(
           "nothing was enqueued; " + String.join("; ", refused.subList(0, shown)) + more);
     }
+    owner.require();
     List<Enqueued> outcomes;
     try {
       outcomes = queue.enqueue(jobs);
@@ -223,11 +226,35 @@ public class Enqueuer {
       UUID uid, String kind, String status, String statusUrl, String eventsUrl, boolean replayed) {}
 
   /**
+   * The caller's owner, or the problem that says why the token names none (a 403), kept until the
+   * body and parameters are checked: both routes answer a malformed request with its 400 first, and
+   * read the owner once, not once per job.
+   */
+  private record OwnerOrProblem(Owner owner, ProblemException problem) {
+
+    static OwnerOrProblem of(Caller caller) {
+      try {
+        return new OwnerOrProblem(caller.owner(), null);
+      } catch (ProblemException e) {
+        return new OwnerOrProblem(null, e);
+      }
+    }
+
+    /** Throws the problem, if the caller names no owner. */
+    void require() {
+      if (problem != null) {
+        throw problem;
+      }
+    }
+  }
+
+  /**
    * One job of a batch, checked; {@code keys} holds the keys seen so far and where, {@code
    * traceparent} is the request's, which every job of the batch keeps.
    */
   private EnqueueRequest batchJob(
       Caller caller,
+      Owner owner,
       PayloadCheck kind,
       FileScope scope,
       Object item,
@@ -270,7 +297,7 @@ public class Enqueuer {
     }
     @SuppressWarnings("unchecked")
     Map<String, Object> payload = (Map<String, Object>) map.get(BATCH_PAYLOAD);
-    EnqueueRequest job = checked(kind, scope, payload, caller.owner());
+    EnqueueRequest job = checked(kind, scope, payload, owner);
     Object sentRunAfter = map.get(RUN_AFTER);
     Object sentDelay = map.get(DELAY_SECONDS);
     if (sentRunAfter != null && !(sentRunAfter instanceof String)) {

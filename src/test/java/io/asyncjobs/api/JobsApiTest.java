@@ -183,6 +183,39 @@ class JobsApiTest {
   }
 
   @Test
+  void shouldAnswerAnAdminWithoutASubjectA400ForABadBodyAndA403ForAGoodOneOnBothRoutes() {
+    // The body is checked first, then who may own the job, as for every other token.
+    String root = Tokens.adminWithoutSubject("root");
+    as(root)
+        .contentType(ContentType.JSON)
+        .body("{\"sleep_ms\": \"long\"}")
+        .post("/api/noop")
+        .then()
+        .statusCode(400);
+    as(root)
+        .contentType(ContentType.JSON)
+        .body("{\"sleep_ms\": 0}")
+        .post("/api/noop")
+        .then()
+        .statusCode(403)
+        .body("detail", startsWith("the token needs a subject"));
+    as(root)
+        .contentType(ContentType.JSON)
+        .body("{\"jobs\": [{\"payload\": {\"sleep_ms\": \"long\"}}]}")
+        .post("/api/noop/batch")
+        .then()
+        .statusCode(400);
+    as(root)
+        .contentType(ContentType.JSON)
+        .body("{\"jobs\": [{\"payload\": {\"sleep_ms\": 0}}, {\"payload\": {}}]}")
+        .post("/api/noop/batch")
+        .then()
+        .statusCode(403)
+        .body("detail", startsWith("the token needs a subject"));
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+  }
+
+  @Test
   void shouldRefuseEveryRouteWithoutAToken() {
     String uid = UUID.randomUUID().toString();
     given().get("/api/jobs").then().statusCode(401).contentType(Problem.MEDIA_TYPE);
