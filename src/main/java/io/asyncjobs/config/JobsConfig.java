@@ -262,9 +262,10 @@ public interface JobsConfig {
      * as its threads finish in this long at the kind's recent run time (never more than {@link
      * JobsConfig#claimAheadMax()}), so that the threads do not wait for the database between short
      * jobs. A job claimed ahead shows as running until a thread takes it, on average within this
-     * long. Zero, the default, claims only for free threads.
+     * long. Zero claims only for free threads. The default, 20 ms, changes nothing for a kind whose
+     * jobs take longer than that, and lets a kind of very short jobs drain several times faster.
      */
-    @WithDefault("0s")
+    @WithDefault("20ms")
     Duration claimAhead();
 
     /**
