@@ -28,6 +28,11 @@ public class Caller {
   private final String ownerKindClaim;
   private final String defaultOwnerKind;
 
+  /** The owner read from the token, or the problem that says why there is none; null until read. */
+  private Owner owner;
+
+  private ProblemException noOwner;
+
   Caller(SecurityIdentity identity, OwnerClaims claims) {
     this.identity = identity;
     this.ownerKindClaim = claims.ownerKindClaim;
@@ -67,6 +72,23 @@ public class Caller {
    * @throws ProblemException 401 when there is no token, 403 when it names no usable subject
    */
   public Owner owner() {
+    // Read once per request: a route asks several times (scope, priority, the job's owner), and
+    // the JWT library answers a claim outside the standard set by throwing and catching an
+    // IllegalArgumentException each time it is read (4% of an enqueue's CPU, measured).
+    if (owner == null) {
+      try {
+        owner = readOwner();
+      } catch (ProblemException e) {
+        noOwner = e;
+      }
+    }
+    if (noOwner != null) {
+      throw noOwner;
+    }
+    return owner;
+  }
+
+  private Owner readOwner() {
     if (!(identity.getPrincipal() instanceof JsonWebToken token) || identity.isAnonymous()) {
       throw ProblemException.unauthenticated("this route needs a bearer token");
     }
