@@ -201,20 +201,23 @@ reference_insert_tps() {
   psql_ -c "DROP TABLE bench_ref"
 }
 
-# The engine's drain cycle as the database alone runs it: pgbench, one client, prepared, 3,500
-# cycles that each write the outcomes of the last 10 claimed jobs and claim the next 10, over
-# 40,000 pending rows in the jobs table (which the engine's migrations must have made; it is
+# The engine's drain cycle as the database alone runs it: pgbench, one client, prepared, $2 cycles
+# (3,500) that each write the outcomes of the last $1 (10) claimed jobs and claim the next $1,
+# over enough pending rows in the jobs table (which the engine's migrations must have made; it is
 # emptied first). Prints cycles per second.
 engine_cycle_tps() {
+  local batch=${1:-10} count=${2:-3500}
+  local rows=$((batch * count + 500 > 40000 ? batch * count + 500 : 40000))
   psql_ -c "TRUNCATE jobs"
   psql_ -c "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at)
             SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'bench_sql', 'pending', 'user', 'bench',
-                   '{}', now(), now(), now() FROM generate_series(1, 40000) g"
+                   '{}', now(), now(), now() FROM generate_series(1, $rows) g"
   psql_ -c "VACUUM ANALYZE jobs"
   cat >"$work/cycle.sql" <<'SQL'
-WITH completed AS (UPDATE jobs SET status = 'done', completed_at = now(), updated_at = now(), result = '{}', duration_ms = 1, expires_at = now() + interval '7 days' WHERE uid = ANY (:prev::uuid[]) AND status = 'running' AND epoch = 1 RETURNING uid), claimed AS (UPDATE jobs SET status = 'running', started_at = now(), updated_at = now(), epoch = 1 WHERE uid = ANY (ARRAY(SELECT uid FROM jobs WHERE kind = 'bench_sql' AND status = 'pending' AND uid > :cursor::uuid ORDER BY uid LIMIT 10 FOR UPDATE SKIP LOCKED)) RETURNING uid, payload::text) SELECT array_agg(uid)::text AS prev, max(uid::text) AS cursor, (SELECT count(*) FROM completed) AS n FROM claimed \gset
+WITH completed AS (UPDATE jobs SET status = 'done', completed_at = now(), updated_at = now(), result = '{}', duration_ms = 1, expires_at = now() + interval '7 days' WHERE uid = ANY (:prev::uuid[]) AND status = 'running' AND epoch = 1 RETURNING uid), claimed AS (UPDATE jobs SET status = 'running', started_at = now(), updated_at = now(), epoch = 1 WHERE uid = ANY (ARRAY(SELECT uid FROM jobs WHERE kind = 'bench_sql' AND status = 'pending' AND uid > :cursor::uuid ORDER BY uid LIMIT BATCH FOR UPDATE SKIP LOCKED)) RETURNING uid, payload::text) SELECT array_agg(uid)::text AS prev, max(uid::text) AS cursor, (SELECT count(*) FROM completed) AS n FROM claimed \gset
 SQL
-  pgbench_tps -M prepared -n -c 1 -t 3500 -D prev='{}' -D cursor=00000000-0000-0000-0000-000000000000 \
+  sed -i "s/LIMIT BATCH/LIMIT $batch/" "$work/cycle.sql"
+  pgbench_tps -M prepared -n -c 1 -t "$count" -D prev='{}' -D cursor=00000000-0000-0000-0000-000000000000 \
     -f "$work/cycle.sql"
 }
 
@@ -239,12 +242,21 @@ SQL
   sql_enqueue=$(pgbench_tps -M prepared -n -c 1 -T 10 -f "$work/enqueue.sql")
   psql_ -c "DROP SEQUENCE bench_uid_seq"
   cycles=$(engine_cycle_tps)
-  python3 - "$out/engine.jsonl" "$ref_tps" "$sql_enqueue" "$cycles" <<'PY'
+  # The same cycle at the size claims ahead reach (jobs.claim-ahead-max, 500): the ceiling the
+  # drain with claims ahead is held to (ratio = that drain / this ceiling).
+  cycles500=$(engine_cycle_tps 500 200)
+  python3 - "$out/engine.jsonl" "$ref_tps" "$sql_enqueue" "$cycles" "$cycles500" <<'PY'
 import json, sys
-path, ref, enq, cycles = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+path, ref, enq, cycles, cycles500 = sys.argv[1], *map(float, sys.argv[2:6])
+ahead = next((json.loads(l)["value"] for l in open(path)
+              if json.loads(l)["measure"] == "drain_noop_max_concurrent_10_claim_ahead"), None)
 with open(path, "a") as f:
     f.write(json.dumps({"measure": "pgbench_engine_enqueue_statement", "value": round(enq, 2), "unit": "tps", "ratio": round(enq / ref, 2)}) + "\n")
     f.write(json.dumps({"measure": "pgbench_engine_drain_cycles_of_10", "value": round(cycles * 10, 2), "unit": "jobs/s", "ratio": round(cycles * 10 / ref, 2)}) + "\n")
+    line = {"measure": "pgbench_engine_drain_cycles_of_500", "value": round(cycles500 * 500, 2), "unit": "jobs/s"}
+    if ahead:
+        line["ratio"] = round(ahead / (cycles500 * 500), 2)
+    f.write(json.dumps(line) + "\n")
 PY
 
   print_results "$out/engine.jsonl"

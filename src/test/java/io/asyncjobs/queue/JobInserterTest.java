@@ -143,18 +143,10 @@ class JobInserterTest {
       throws Exception {
     double commitsBefore = sharedCommits().count();
     double callersBefore = sharedCommits().totalAmount();
-    List<Future<Visible>> callers = new ArrayList<>();
+    List<Future<Visible>> callers;
     try (Connection blocker = db.dataSource().getConnection()) {
       holdInserts(blocker);
-      // Two callers lead a flush each and wait on the table lock; fourteen pile up behind them.
-      for (int i = 0; i < 2; i++) {
-        callers.add(enqueueAndLook(i));
-      }
-      awaitBackendsWaitingOnTheLock(2, "WITH inserted AS");
-      for (int i = 2; i < 16; i++) {
-        callers.add(enqueueAndLook(i));
-        awaitWaitingForCommit(i - 1);
-      }
+      callers = leadTwoAndPileUp(16);
       blocker.rollback();
     }
 
@@ -172,17 +164,10 @@ class JobInserterTest {
 
   @Test
   void shouldLoseNoJobAndAddNoneTwiceWhenTheSharedCommitsSessionIsTerminated() throws Exception {
-    List<Future<Visible>> callers = new ArrayList<>();
+    List<Future<Visible>> callers;
     try (Connection blocker = db.dataSource().getConnection()) {
       holdInserts(blocker);
-      for (int i = 0; i < 2; i++) {
-        callers.add(enqueueAndLook(i));
-      }
-      awaitBackendsWaitingOnTheLock(2, "WITH inserted AS");
-      for (int i = 2; i < 8; i++) {
-        callers.add(enqueueAndLook(i));
-        awaitWaitingForCommit(i - 1);
-      }
+      callers = leadTwoAndPileUp(8);
       // One leader's session dies: its caller is told so; the six behind take its flight, whose
       // one statement for six rows now waits on the lock too. Then that session dies as well.
       assertThat(terminateBackendsWaitingOnTheLock("WITH inserted AS", 1)).isEqualTo(1);
@@ -260,6 +245,23 @@ class JobInserterTest {
           return new Visible(
               uid, !db.query("SELECT 1 AS one FROM jobs WHERE uid = ?", uid).isEmpty());
         });
+  }
+
+  /**
+   * Starts {@code total} callers while inserts are held back: the first two lead a flush each and
+   * wait on the table lock, the others pile up behind them, in order.
+   */
+  private List<Future<Visible>> leadTwoAndPileUp(int total) throws InterruptedException {
+    List<Future<Visible>> callers = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      callers.add(enqueueAndLook(i));
+    }
+    awaitBackendsWaitingOnTheLock(2, "WITH inserted AS");
+    for (int i = 2; i < total; i++) {
+      callers.add(enqueueAndLook(i));
+      awaitWaitingForCommit(i - 1);
+    }
+    return callers;
   }
 
   /** Takes a lock on jobs that holds every insert back until {@code blocker} rolls back. */
