@@ -29,7 +29,7 @@ export function settings() {
     enqueueSeconds: env("BENCH_PEERS_ENQUEUE_SECONDS", 15),
     drainSeconds: env("BENCH_PEERS_DRAIN_SECONDS", 60),
     pickupSeconds: env("BENCH_PEERS_PICKUP_SECONDS", 20),
-    warmup: env("BENCH_PEERS_WARMUP", 300),
+    warmup: env("BENCH_PEERS_WARMUP", 3000),
   };
 }
 

@@ -80,7 +80,7 @@ public final class PeerHarness {
           env("BENCH_PEERS_ENQUEUE_SECONDS", 15),
           env("BENCH_PEERS_DRAIN_SECONDS", 60),
           env("BENCH_PEERS_PICKUP_SECONDS", 20),
-          env("BENCH_PEERS_WARMUP", 300));
+          env("BENCH_PEERS_WARMUP", 3000));
     }
 
     Settings warm() {
