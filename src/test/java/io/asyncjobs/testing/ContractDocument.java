@@ -83,7 +83,11 @@ public final class ContractDocument {
   public static String fetch(String baseUrl) {
     try {
       HttpResponse<String> answer =
-          HttpClient.newHttpClient()
+          // HTTP/1.1, as the clients generated from the document speak it: the JDK client's
+          // default h2c upgrade over plain HTTP lost the framing of this large answer now and then.
+          HttpClient.newBuilder()
+              .version(HttpClient.Version.HTTP_1_1)
+              .build()
               .send(
                   HttpRequest.newBuilder(URI.create(baseUrl + "/q/openapi?format=json"))
                       .timeout(Duration.ofSeconds(30))
