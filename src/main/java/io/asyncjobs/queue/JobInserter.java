@@ -23,6 +23,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
+import org.jboss.logging.Logger;
 
 /**
  * Adds new jobs: checks a list of {@link EnqueueRequest}s of one kind and owner, inserts them in
@@ -33,6 +34,8 @@ import java.util.regex.Pattern;
  */
 @ApplicationScoped
 public class JobInserter {
+
+  private static final Logger LOG = Logger.getLogger(JobInserter.class);
 
   /** The most jobs one enqueue takes. */
   public static final int MAX_JOBS = 10_000;
@@ -144,6 +147,15 @@ public class JobInserter {
           + JobQueue.wakePayload("i")
           + headIfAbove("i.priority")
           + ") END FROM inserted i";
+
+  /** TxId: the current transaction's id, asked inside a shared commit before it commits. */
+  private static final String TX_ID = "SELECT txid_current()";
+
+  /**
+   * TxStatus: whether a transaction whose commit failed on a lost connection is committed, aborted
+   * or in progress (null once it is too old to know, which a just-failed commit never is).
+   */
+  private static final String TX_STATUS = "SELECT txid_status(?)";
 
   /** JobInsertMany: adds pending jobs in array order, then notifies as JobInsertOne does. */
   private static final String JOB_INSERT_MANY =
@@ -430,16 +442,27 @@ public class JobInserter {
    * inserted in one transaction, one JobInsertMany per kind and owner in arrival order, and
    * committed once; every caller is answered only after that commit. When a statement fails,
    * nothing of the batch was committed, so each job is then inserted on its own and its caller gets
-   * its own outcome: a job the database refuses fails no other. When the commit itself fails, its
-   * outcome is unknown, and every caller gets the failure, as a caller alone would.
+   * its own outcome: a job the database refuses fails no other. When the commit itself fails, the
+   * transaction's fate is read on another connection (TxStatus): committed, every caller has its
+   * job; aborted, each job is inserted on its own; unknown, every caller gets the failure, as a
+   * caller alone would.
    */
   List<SharedCommit.Outcome<Enqueued>> insertTogether(List<EnqueueRequest> jobs) {
     if (jobs.size() == 1) {
       return List.of(insertAlone(jobs.get(0)));
     }
+    List<SharedCommit.Outcome<Enqueued>> outcomes = new ArrayList<>(jobs.size());
     Map<List<Object>, List<Integer>> groups = new LinkedHashMap<>();
     for (int i = 0; i < jobs.size(); i++) {
       EnqueueRequest job = jobs.get(i);
+      outcomes.add(null);
+      try {
+        // A payload the Java API cannot encode fails its own caller, not the batch.
+        JsonCodec.encode(job.payload());
+      } catch (RuntimeException e) {
+        outcomes.set(i, SharedCommit.Outcome.failed(e));
+        continue;
+      }
       groups
           .computeIfAbsent(
               Arrays.asList(job.kind(), job.owner(), job.quotaExempt()), k -> new ArrayList<>())
@@ -449,46 +472,120 @@ public class JobInserter {
     for (List<Integer> members : groups.values()) {
       grouped.add(new Rows(jobs.get(members.get(0)), members.stream().map(jobs::get).toList()));
     }
+    Fate fate = grouped.isEmpty() ? Fate.ABORTED : insertGrouped(grouped);
+    int g = 0;
+    for (List<Integer> members : groups.values()) {
+      Rows rows = grouped.get(g++);
+      for (int k = 0; k < members.size(); k++) {
+        int i = members.get(k);
+        EnqueueRequest job = jobs.get(i);
+        outcomes.set(
+            i,
+            switch (fate.state) {
+              case COMMITTED ->
+                  SharedCommit.Outcome.of(new Enqueued(rows.uids[k], true, JobStatus.PENDING));
+              case ABORTED -> insertAlone(job);
+              case UNKNOWN -> SharedCommit.Outcome.failed(failed(job.kind(), 1, fate.error));
+            });
+      }
+    }
+    if (fate.state == FateState.COMMITTED) {
+      // After the commit nothing may fail a caller whose job is in: meters and wake-ups are told
+      // in a guard of their own.
+      try {
+        metrics.sharedCommit(grouped.stream().mapToInt(r -> r.uids.length).sum());
+        for (Rows rows : grouped) {
+          added(rows.kind, rows.uids.length, commonShard(rows.shards), rows.aboveDefault);
+        }
+      } catch (RuntimeException e) {
+        LOG.warnf(e, "shared enqueue commit: jobs added, but the meters or the wake-up failed");
+      }
+    }
+    return outcomes;
+  }
+
+  /** What became of a shared commit's transaction. */
+  private enum FateState {
+    COMMITTED,
+    ABORTED,
+    UNKNOWN
+  }
+
+  /** A transaction's fate, with the error that left it unknown. */
+  private record Fate(FateState state, SQLException error) {
+    static final Fate ABORTED = new Fate(FateState.ABORTED, null);
+    static final Fate COMMITTED = new Fate(FateState.COMMITTED, null);
+  }
+
+  /**
+   * Inserts the groups in one transaction and commits it. A statement that fails, or a connection
+   * that cannot start the transaction, leaves nothing committed (aborted). A failed commit is
+   * resolved by reading the transaction's status on another connection.
+   */
+  private Fate insertGrouped(List<Rows> grouped) {
+    Long xid = null;
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
       try {
+        try (PreparedStatement ps = c.prepareStatement(TX_ID);
+            ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          xid = rs.getLong(1);
+        }
         for (Rows rows : grouped) {
           runInsertMany(c, rows.head, rows);
         }
       } catch (SQLException | RuntimeException e) {
         rollbackQuietly(c, e);
-        return jobs.stream().map(this::insertAlone).toList();
+        restoreAutoCommit(c);
+        LOG.debugf(e, "shared enqueue commit: a statement failed; each job goes on its own");
+        return Fate.ABORTED;
       }
       try {
         c.commit();
       } catch (SQLException e) {
         rollbackQuietly(c, e);
-        IllegalStateException failure = failed(jobs.get(0).kind(), jobs.size(), e);
-        return jobs.stream().map(j -> SharedCommit.Outcome.<Enqueued>failed(failure)).toList();
-      } finally {
         restoreAutoCommit(c);
+        return fateOf(xid, e);
       }
+      restoreAutoCommit(c);
+      return Fate.COMMITTED;
     } catch (SQLException e) {
-      // No connection, or none that would take a transaction: nothing was inserted.
-      IllegalStateException failure = failed(jobs.get(0).kind(), jobs.size(), e);
-      return jobs.stream().map(j -> SharedCommit.Outcome.<Enqueued>failed(failure)).toList();
+      // Before the transaction began (no connection, or none that takes one): nothing went in.
+      // After the commit, only the connection's release can fail, and the jobs are in.
+      return xid == null ? Fate.ABORTED : Fate.COMMITTED;
     }
-    metrics.sharedCommit(jobs.size());
-    List<SharedCommit.Outcome<Enqueued>> outcomes = new ArrayList<>(jobs.size());
-    for (int i = 0; i < jobs.size(); i++) {
-      outcomes.add(null);
-    }
-    int g = 0;
-    for (List<Integer> members : groups.values()) {
-      Rows rows = grouped.get(g++);
-      added(rows.kind, members.size(), commonShard(rows.shards), rows.aboveDefault);
-      for (int k = 0; k < members.size(); k++) {
-        outcomes.set(
-            members.get(k),
-            SharedCommit.Outcome.of(new Enqueued(rows.uids[k], true, JobStatus.PENDING)));
+  }
+
+  /**
+   * The fate of transaction {@code xid}, whose commit failed with {@code error}, read on another
+   * connection: committed, aborted, or unknown while it still runs or the database cannot be asked.
+   */
+  private Fate fateOf(long xid, SQLException error) {
+    for (int attempt = 0; attempt < 3; attempt++) {
+      try (Connection c = dataSource.getConnection();
+          PreparedStatement ps = c.prepareStatement(TX_STATUS)) {
+        ps.setLong(1, xid);
+        try (ResultSet rs = ps.executeQuery()) {
+          String status = rs.next() ? rs.getString(1) : null;
+          if ("committed".equals(status)) {
+            return Fate.COMMITTED;
+          }
+          if ("aborted".equals(status)) {
+            return Fate.ABORTED;
+          }
+        }
+      } catch (SQLException e) {
+        error.addSuppressed(e);
+      }
+      try {
+        Thread.sleep(50L << attempt);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
       }
     }
-    return outcomes;
+    return new Fate(FateState.UNKNOWN, error);
   }
 
   /** One job inserted on its own (JobInsertOne), its failure kept as its outcome. */

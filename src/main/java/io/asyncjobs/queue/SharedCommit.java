@@ -104,16 +104,25 @@ final class SharedCommit<R, T> {
     }
     List<Outcome<T>> outcomes = null;
     RuntimeException failure = null;
+    // A caller interrupted while it waited leads with its flag cleared, so that the work (a pool
+    // that waits for a connection, say) does not fail everyone's batch for it; the flag comes back.
+    boolean interrupted = Thread.interrupted();
     try {
       outcomes = runWork(batch);
     } catch (RuntimeException | Error e) {
       failure = e instanceof RuntimeException r ? r : new IllegalStateException(e);
       if (e instanceof Error err) {
         hand(batch, null, failure);
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
         throw err;
       }
     }
     hand(batch, outcomes, failure);
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
     return me.outcome.get();
   }
 
@@ -134,9 +143,11 @@ final class SharedCommit<R, T> {
       requests.add(c.request);
     }
     List<Outcome<T>> outcomes = work.run(requests);
-    if (outcomes.size() != batch.size()) {
+    // Not contains(null): immutable lists throw on it.
+    if (outcomes.size() != batch.size() || outcomes.stream().anyMatch(o -> o == null)) {
+      // A caller without an outcome would wait for ever: the batch fails instead.
       throw new IllegalStateException(
-          "work answered " + outcomes.size() + " of " + batch.size() + " requests");
+          "work answered " + outcomes.size() + " of " + batch.size() + " requests, or a null");
     }
     return outcomes;
   }

@@ -214,6 +214,52 @@ class JobInserterTest {
   }
 
   @Test
+  void shouldInsertEachJobAloneWhenTheSharedCommitIsRefusedAtCommitTime() {
+    // A deferred constraint trigger refuses one job only when its transaction commits: the shared
+    // commit fails as a whole, its transaction is read back as aborted, and each job goes alone.
+    db.update(
+        "CREATE FUNCTION test_refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+            + " IF NEW.payload ? 'refuse_at_commit' THEN RAISE EXCEPTION 'refused at commit';"
+            + " END IF; RETURN NULL; END $$");
+    db.update(
+        "CREATE CONSTRAINT TRIGGER test_refuse_at_commit AFTER INSERT ON jobs DEFERRABLE"
+            + " INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_refuse_at_commit()");
+    try {
+      EnqueueRequest good = EnqueueRequest.of("zip", ALICE, Map.of("n", 1));
+      EnqueueRequest refused = EnqueueRequest.of("zip", ALICE, Map.of("refuse_at_commit", true));
+      EnqueueRequest other = EnqueueRequest.of("zip", ALICE, Map.of("n", 3));
+
+      List<SharedCommit.Outcome<Enqueued>> outcomes =
+          inserter.insertTogether(List.of(good, refused, other));
+
+      assertThat(outcomes.get(0).error()).isNull();
+      assertThat(outcomes.get(1).error()).hasMessageContaining("could not enqueue 1 job(s)");
+      assertThat(outcomes.get(2).error()).isNull();
+      assertThat(db.query("SELECT uid FROM jobs ORDER BY uid"))
+          .extracting(r -> r.get("uid"))
+          .containsExactly(outcomes.get(0).value().uid(), outcomes.get(2).value().uid());
+    } finally {
+      db.update("DROP TRIGGER test_refuse_at_commit ON jobs");
+      db.update("DROP FUNCTION test_refuse_at_commit()");
+    }
+  }
+
+  @Test
+  void shouldFailOnlyTheCallerWhosePayloadCannotBeEncoded() {
+    EnqueueRequest good = EnqueueRequest.of("zip", ALICE, Map.of("n", 1));
+    // Jackson has no serializer for a bare Object; the Java API lets a caller pass one.
+    EnqueueRequest odd = EnqueueRequest.of("zip", ALICE, Map.of("n", new Object()));
+
+    List<SharedCommit.Outcome<Enqueued>> outcomes = inserter.insertTogether(List.of(good, odd));
+
+    assertThat(outcomes.get(0).error()).isNull();
+    assertThat(outcomes.get(1).error()).isNotNull();
+    assertThat(db.query("SELECT uid FROM jobs"))
+        .extracting(r -> r.get("uid"))
+        .containsExactly(outcomes.get(0).value().uid());
+  }
+
+  @Test
   void shouldInsertEachKindAndOwnerOfASharedCommitWithItsOwnColumns() {
     EnqueueRequest alice = EnqueueRequest.of("zip", ALICE, Map.of("n", 1)).withPriority(3);
     EnqueueRequest anonymous = EnqueueRequest.of("noop", null, Map.of("n", 2));

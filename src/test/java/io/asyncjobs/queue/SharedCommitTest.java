@@ -173,6 +173,74 @@ class SharedCommitTest {
   }
 
   @Test
+  void shouldFailABatchWhoseWorkLeavesACallerWithoutAnOutcomeRatherThanStrandIt() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    SharedCommit<Integer, Integer> shared =
+        new SharedCommit<>(
+            requests -> {
+              batches.add(List.copyOf(requests));
+              if (batches.size() == 1) {
+                await(release);
+              }
+              List<SharedCommit.Outcome<Integer>> outcomes = new ArrayList<>();
+              for (int n : requests) {
+                outcomes.add(n == 2 ? null : SharedCommit.Outcome.of(n));
+              }
+              return outcomes;
+            },
+            1,
+            100);
+    Future<Integer> first = callers.submit(() -> shared.run(0));
+    awaitBatches(1);
+    Future<Integer> one = callers.submit(() -> shared.run(1));
+    awaitWaiting(shared, 1);
+    Future<Integer> two = callers.submit(() -> shared.run(2));
+    awaitWaiting(shared, 2);
+    release.countDown();
+
+    assertThat(first.get(10, TimeUnit.SECONDS)).isZero();
+    assertThatThrownBy(() -> one.get(10, TimeUnit.SECONDS))
+        .hasRootCauseMessage("work answered 2 of 2 requests, or a null");
+    assertThatThrownBy(() -> two.get(10, TimeUnit.SECONDS))
+        .hasRootCauseMessage("work answered 2 of 2 requests, or a null");
+  }
+
+  @Test
+  void shouldLeadWithTheInterruptFlagClearedAndGiveItBackAfterwards() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    List<Boolean> interruptedInWork = new CopyOnWriteArrayList<>();
+    SharedCommit<Integer, Integer> shared =
+        new SharedCommit<>(
+            requests -> {
+              batches.add(List.copyOf(requests));
+              interruptedInWork.add(Thread.currentThread().isInterrupted());
+              if (batches.size() == 1) {
+                await(release);
+              }
+              return requests.stream().map(n -> SharedCommit.Outcome.of(n)).toList();
+            },
+            1,
+            100);
+    Future<Integer> first = callers.submit(() -> shared.run(0));
+    awaitBatches(1);
+    Thread[] waiter = new Thread[1];
+    Future<Boolean> flagAfter =
+        callers.submit(
+            () -> {
+              waiter[0] = Thread.currentThread();
+              shared.run(1);
+              return Thread.currentThread().isInterrupted();
+            });
+    awaitWaiting(shared, 1);
+    waiter[0].interrupt();
+    release.countDown();
+
+    first.get(10, TimeUnit.SECONDS);
+    assertThat(flagAfter.get(10, TimeUnit.SECONDS)).as("the caller's flag, given back").isTrue();
+    assertThat(interruptedInWork).containsExactly(false, false);
+  }
+
+  @Test
   void shouldSplitCallersWaitingBeyondTheBatchLimitIntoSeveralBatches() throws Exception {
     CountDownLatch release = new CountDownLatch(1);
     SharedCommit<Integer, Integer> shared = new SharedCommit<>(recording(release), 1, 2);
