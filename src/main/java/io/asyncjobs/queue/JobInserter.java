@@ -523,9 +523,10 @@ public class JobInserter {
    * resolved by reading the transaction's status on another connection.
    */
   private Fate insertGrouped(List<Rows> grouped) {
-    Long xid = null;
+    Fate fate = Fate.ABORTED; // nothing is in until the commit says so
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
+      long xid;
       try {
         try (PreparedStatement ps = c.prepareStatement(TX_ID);
             ResultSet rs = ps.executeQuery()) {
@@ -543,18 +544,18 @@ public class JobInserter {
       }
       try {
         c.commit();
+        fate = Fate.COMMITTED;
       } catch (SQLException e) {
         rollbackQuietly(c, e);
-        restoreAutoCommit(c);
-        return fateOf(xid, e);
+        fate = fateOf(xid, e);
       }
       restoreAutoCommit(c);
-      return Fate.COMMITTED;
     } catch (SQLException e) {
-      // Before the transaction began (no connection, or none that takes one): nothing went in.
-      // After the commit, only the connection's release can fail, and the jobs are in.
-      return xid == null ? Fate.ABORTED : Fate.COMMITTED;
+      // Taking the connection or starting the transaction failed, so nothing went in (ABORTED);
+      // or releasing the connection failed once the fate was known, and that fate stands.
+      LOG.debugf(e, "shared enqueue commit: %s", fate.state);
     }
+    return fate;
   }
 
   /**
