@@ -262,10 +262,9 @@ public interface JobsConfig {
      * as its threads finish in this long at the kind's recent run time (never more than {@link
      * JobsConfig#claimAheadMax()}), so that the threads do not wait for the database between short
      * jobs. A job claimed ahead shows as running until a thread takes it, on average within this
-     * long. Zero claims only for free threads. The default, 20 ms, changes nothing for a kind whose
-     * jobs take longer than that, and lets a kind of very short jobs drain several times faster.
+     * long. Zero, the default, claims only for free threads.
      */
-    @WithDefault("20ms")
+    @WithDefault("0s")
     Duration claimAhead();
 
     /**
