@@ -79,7 +79,7 @@ final class SharedCommit<R, T> {
    * @throws RuntimeException the request's own failure, or the batch's
    */
   T run(R request) {
-    Caller<R, T> me = new Caller<>(request, lock.newCondition());
+    Caller<R, T> me = new Caller<>(request);
     List<Caller<R, T>> batch;
     lock.lock();
     try {
@@ -87,10 +87,12 @@ final class SharedCommit<R, T> {
         inFlight++;
         batch = List.of(me);
       } else {
+        // Only a caller that waits needs a condition to wait on; one that runs at once allocates
+        // none.
+        me.wakeUp = lock.newCondition();
         waiting.addLast(me);
         // Not interruptible: a caller handed a batch must lead it, or the callers behind it would
-        // wait
-        // for ever; the wait is one flush long.
+        // wait for ever; the wait is one flush long.
         while (me.outcome == null && me.batch == null) {
           me.wakeUp.awaitUninterruptibly();
         }
@@ -102,26 +104,20 @@ final class SharedCommit<R, T> {
     } finally {
       lock.unlock();
     }
-    List<Outcome<T>> outcomes = null;
-    RuntimeException failure = null;
     // A caller interrupted while it waited leads with its flag cleared, so that the work (a pool
     // that waits for a connection, say) does not fail everyone's batch for it; the flag comes back.
     boolean interrupted = Thread.interrupted();
     try {
-      outcomes = runWork(batch);
-    } catch (RuntimeException | Error e) {
-      failure = e instanceof RuntimeException r ? r : new IllegalStateException(e);
-      if (e instanceof Error err) {
-        hand(batch, null, failure);
-        if (interrupted) {
-          Thread.currentThread().interrupt();
-        }
-        throw err;
+      hand(batch, runWork(batch), null);
+    } catch (RuntimeException e) {
+      hand(batch, null, e);
+    } catch (Error e) {
+      hand(batch, null, new IllegalStateException(e));
+      throw e;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
-    }
-    hand(batch, outcomes, failure);
-    if (interrupted) {
-      Thread.currentThread().interrupt();
     }
     return me.outcome.get();
   }
@@ -162,7 +158,9 @@ final class SharedCommit<R, T> {
       for (int i = 0; i < batch.size(); i++) {
         Caller<R, T> c = batch.get(i);
         c.outcome = outcomes != null ? outcomes.get(i) : Outcome.failed(failure);
-        c.wakeUp.signal();
+        if (c.wakeUp != null) {
+          c.wakeUp.signal();
+        }
       }
       if (waiting.isEmpty()) {
         inFlight--;
@@ -191,13 +189,12 @@ final class SharedCommit<R, T> {
   /** One caller: its request, its outcome once known, and the batch it leads, if it leads one. */
   private static final class Caller<R, T> {
     final R request;
-    final Condition wakeUp;
+    Condition wakeUp;
     Outcome<T> outcome;
     List<Caller<R, T>> batch;
 
-    Caller(R request, Condition wakeUp) {
+    Caller(R request) {
       this.request = request;
-      this.wakeUp = wakeUp;
     }
   }
 }
