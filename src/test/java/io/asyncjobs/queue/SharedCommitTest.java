@@ -32,13 +32,37 @@ class SharedCommitTest {
 
   /** Work that records each batch, holds the first one until {@code release}, answers n * 10. */
   private SharedCommit.Work<Integer, Integer> recording(CountDownLatch release) {
+    return holdingFirst(
+        release, requests -> requests.stream().map(n -> SharedCommit.Outcome.of(n * 10)).toList());
+  }
+
+  /** Work that records each batch and holds the first one until {@code release}, then answers. */
+  private SharedCommit.Work<Integer, Integer> holdingFirst(
+      CountDownLatch release, SharedCommit.Work<Integer, Integer> answer) {
     return requests -> {
       batches.add(List.copyOf(requests));
       if (batches.size() == 1) {
         await(release);
       }
-      return requests.stream().map(n -> SharedCommit.Outcome.of(n * 10)).toList();
+      return answer.run(requests);
     };
+  }
+
+  /**
+   * Starts caller 0, whose batch is held, then callers 1 to {@code behind} one after the other,
+   * each waiting before the next arrives; the futures in that order.
+   */
+  private List<Future<Integer>> firstAndBehind(SharedCommit<Integer, Integer> shared, int behind)
+      throws InterruptedException {
+    List<Future<Integer>> futures = new ArrayList<>();
+    futures.add(callers.submit(() -> shared.run(0)));
+    awaitBatches(1);
+    for (int i = 1; i <= behind; i++) {
+      int n = i;
+      futures.add(callers.submit(() -> shared.run(n)));
+      awaitWaiting(shared, i);
+    }
+    return futures;
   }
 
   @Test
@@ -56,14 +80,9 @@ class SharedCommitTest {
   void shouldPutEveryCallerWaitingBehindAFlushIntoTheNextBatchInArrivalOrder() throws Exception {
     CountDownLatch release = new CountDownLatch(1);
     SharedCommit<Integer, Integer> shared = new SharedCommit<>(recording(release), 1, 100);
-    Future<Integer> first = callers.submit(() -> shared.run(0));
-    awaitBatches(1);
-    List<Future<Integer>> behind = new ArrayList<>();
-    for (int i = 1; i <= 5; i++) {
-      int n = i;
-      behind.add(callers.submit(() -> shared.run(n)));
-      awaitWaiting(shared, i);
-    }
+    List<Future<Integer>> started = firstAndBehind(shared, 5);
+    Future<Integer> first = started.get(0);
+    List<Future<Integer>> behind = started.subList(1, 6);
 
     release.countDown();
 
@@ -108,28 +127,24 @@ class SharedCommitTest {
     CountDownLatch release = new CountDownLatch(1);
     SharedCommit<Integer, Integer> shared =
         new SharedCommit<>(
-            requests -> {
-              batches.add(List.copyOf(requests));
-              if (batches.size() == 1) {
-                await(release);
-              }
-              return requests.stream()
-                  .map(
-                      n ->
-                          n == 2
-                              ? SharedCommit.Outcome.<Integer>failed(
-                                  new IllegalArgumentException("refused " + n))
-                              : SharedCommit.Outcome.of(n))
-                  .toList();
-            },
+            holdingFirst(
+                release,
+                requests -> {
+                  return requests.stream()
+                      .map(
+                          n ->
+                              n == 2
+                                  ? SharedCommit.Outcome.<Integer>failed(
+                                      new IllegalArgumentException("refused " + n))
+                                  : SharedCommit.Outcome.of(n))
+                      .toList();
+                }),
             1,
             100);
-    Future<Integer> first = callers.submit(() -> shared.run(0));
-    awaitBatches(1);
-    Future<Integer> one = callers.submit(() -> shared.run(1));
-    awaitWaiting(shared, 1);
-    Future<Integer> two = callers.submit(() -> shared.run(2));
-    awaitWaiting(shared, 2);
+    List<Future<Integer>> started = firstAndBehind(shared, 2);
+    Future<Integer> first = started.get(0);
+    Future<Integer> one = started.get(1);
+    Future<Integer> two = started.get(2);
     release.countDown();
 
     assertThat(first.get(10, TimeUnit.SECONDS)).isZero();
@@ -143,24 +158,20 @@ class SharedCommitTest {
     CountDownLatch release = new CountDownLatch(1);
     SharedCommit<Integer, Integer> shared =
         new SharedCommit<>(
-            requests -> {
-              batches.add(List.copyOf(requests));
-              if (batches.size() == 1) {
-                await(release);
-              }
-              if (batches.size() == 2) {
-                throw new IllegalStateException("database gone");
-              }
-              return requests.stream().map(n -> SharedCommit.Outcome.of(n)).toList();
-            },
+            holdingFirst(
+                release,
+                requests -> {
+                  if (batches.size() == 2) {
+                    throw new IllegalStateException("database gone");
+                  }
+                  return requests.stream().map(n -> SharedCommit.Outcome.of(n)).toList();
+                }),
             1,
             100);
-    Future<Integer> first = callers.submit(() -> shared.run(0));
-    awaitBatches(1);
-    Future<Integer> one = callers.submit(() -> shared.run(1));
-    awaitWaiting(shared, 1);
-    Future<Integer> two = callers.submit(() -> shared.run(2));
-    awaitWaiting(shared, 2);
+    List<Future<Integer>> started = firstAndBehind(shared, 2);
+    Future<Integer> first = started.get(0);
+    Future<Integer> one = started.get(1);
+    Future<Integer> two = started.get(2);
     release.countDown();
 
     assertThat(first.get(10, TimeUnit.SECONDS)).isZero();
@@ -177,25 +188,21 @@ class SharedCommitTest {
     CountDownLatch release = new CountDownLatch(1);
     SharedCommit<Integer, Integer> shared =
         new SharedCommit<>(
-            requests -> {
-              batches.add(List.copyOf(requests));
-              if (batches.size() == 1) {
-                await(release);
-              }
-              List<SharedCommit.Outcome<Integer>> outcomes = new ArrayList<>();
-              for (int n : requests) {
-                outcomes.add(n == 2 ? null : SharedCommit.Outcome.of(n));
-              }
-              return outcomes;
-            },
+            holdingFirst(
+                release,
+                requests -> {
+                  List<SharedCommit.Outcome<Integer>> outcomes = new ArrayList<>();
+                  for (int n : requests) {
+                    outcomes.add(n == 2 ? null : SharedCommit.Outcome.of(n));
+                  }
+                  return outcomes;
+                }),
             1,
             100);
-    Future<Integer> first = callers.submit(() -> shared.run(0));
-    awaitBatches(1);
-    Future<Integer> one = callers.submit(() -> shared.run(1));
-    awaitWaiting(shared, 1);
-    Future<Integer> two = callers.submit(() -> shared.run(2));
-    awaitWaiting(shared, 2);
+    List<Future<Integer>> started = firstAndBehind(shared, 2);
+    Future<Integer> first = started.get(0);
+    Future<Integer> one = started.get(1);
+    Future<Integer> two = started.get(2);
     release.countDown();
 
     assertThat(first.get(10, TimeUnit.SECONDS)).isZero();
@@ -211,14 +218,12 @@ class SharedCommitTest {
     List<Boolean> interruptedInWork = new CopyOnWriteArrayList<>();
     SharedCommit<Integer, Integer> shared =
         new SharedCommit<>(
-            requests -> {
-              batches.add(List.copyOf(requests));
-              interruptedInWork.add(Thread.currentThread().isInterrupted());
-              if (batches.size() == 1) {
-                await(release);
-              }
-              return requests.stream().map(n -> SharedCommit.Outcome.of(n)).toList();
-            },
+            holdingFirst(
+                release,
+                requests -> {
+                  interruptedInWork.add(Thread.currentThread().isInterrupted());
+                  return requests.stream().map(n -> SharedCommit.Outcome.of(n)).toList();
+                }),
             1,
             100);
     Future<Integer> first = callers.submit(() -> shared.run(0));
@@ -244,14 +249,9 @@ class SharedCommitTest {
   void shouldSplitCallersWaitingBeyondTheBatchLimitIntoSeveralBatches() throws Exception {
     CountDownLatch release = new CountDownLatch(1);
     SharedCommit<Integer, Integer> shared = new SharedCommit<>(recording(release), 1, 2);
-    Future<Integer> first = callers.submit(() -> shared.run(0));
-    awaitBatches(1);
-    List<Future<Integer>> behind = new ArrayList<>();
-    for (int i = 1; i <= 5; i++) {
-      int n = i;
-      behind.add(callers.submit(() -> shared.run(n)));
-      awaitWaiting(shared, i);
-    }
+    List<Future<Integer>> started = firstAndBehind(shared, 5);
+    Future<Integer> first = started.get(0);
+    List<Future<Integer>> behind = started.subList(1, 6);
     release.countDown();
 
     first.get(10, TimeUnit.SECONDS);
