@@ -104,15 +104,16 @@ public class Enqueuer {
       throw ProblemException.badRequest(
           "the body must be a JSON object, for example " + kind.routeDoc().example());
     }
-    OwnerOrProblem owner = OwnerOrProblem.of(caller);
+    // The body and parameters are checked first: a malformed request is a 400 before a token that
+    // names no owner is a 403.
     EnqueueRequest job =
-        checked(kind, scopeOf(caller), body, owner.owner())
+        checked(kind, scopeOf(caller), body, caller.ownerIfNamed())
             .withPriority(priorityParameter(caller))
             .withQuotaExempt(caller.isAdmin())
             .withRunAfter(runAfter(oneParameter(RUN_AFTER), oneParameter(DELAY_SECONDS)))
             .withCallbackUrl(callbackUrl(oneParameter(CALLBACK_URL)))
             .withTraceparent(traceparent());
-    owner.require();
+    caller.owner(); // the 401 or 403, if the token names no owner
     // Quarkus REST passes an empty header value as no value at all: the request itself tells a
     // key that was left out from one that was sent empty (or blank, which HTTP trims to empty).
     List<String> sent = request.headers().getAll(IDEMPOTENCY_KEY);
@@ -161,13 +162,13 @@ public class Enqueuer {
     }
     FileScope scope = scopeOf(caller);
     String traceparent = traceparent();
-    OwnerOrProblem owner = OwnerOrProblem.of(caller);
+    Owner owner = caller.ownerIfNamed();
     List<EnqueueRequest> jobs = new ArrayList<>(list.size());
     List<String> refused = new ArrayList<>();
     Map<String, Integer> keys = new HashMap<>();
     for (int i = 0; i < list.size(); i++) {
       try {
-        jobs.add(batchJob(caller, owner.owner(), kind, scope, list.get(i), i, keys, traceparent));
+        jobs.add(batchJob(caller, owner, kind, scope, list.get(i), i, keys, traceparent));
       } catch (ProblemException e) {
         refused.add("jobs[" + i + "]: " + e.problem().detail());
       }
@@ -179,7 +180,7 @@ public class Enqueuer {
       throw ProblemException.badRequest(
           "nothing was enqueued; " + String.join("; ", refused.subList(0, shown)) + more);
     }
-    owner.require();
+    caller.owner(); // the 401 or 403 after the jobs' 400, as on the single route
     List<Enqueued> outcomes;
     try {
       outcomes = queue.enqueue(jobs);
@@ -224,29 +225,6 @@ public class Enqueuer {
   @RegisterForReflection(registerFullHierarchy = true)
   public record BatchItemView(
       UUID uid, String kind, String status, String statusUrl, String eventsUrl, boolean replayed) {}
-
-  /**
-   * The caller's owner, or the problem that says why the token names none (a 403), kept until the
-   * body and parameters are checked: both routes answer a malformed request with its 400 first, and
-   * read the owner once, not once per job.
-   */
-  private record OwnerOrProblem(Owner owner, ProblemException problem) {
-
-    static OwnerOrProblem of(Caller caller) {
-      try {
-        return new OwnerOrProblem(caller.owner(), null);
-      } catch (ProblemException e) {
-        return new OwnerOrProblem(null, e);
-      }
-    }
-
-    /** Throws the problem, if the caller names no owner. */
-    void require() {
-      if (problem != null) {
-        throw problem;
-      }
-    }
-  }
 
   /**
    * One job of a batch, checked; {@code keys} holds the keys seen so far and where, {@code

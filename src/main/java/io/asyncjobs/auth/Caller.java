@@ -88,6 +88,18 @@ public class Caller {
     return owner;
   }
 
+  /**
+   * The owner the token names, or null when it names none: for checks that answer before the
+   * 401/403 {@link #owner()} then gives.
+   */
+  public Owner ownerIfNamed() {
+    try {
+      return owner();
+    } catch (ProblemException e) {
+      return null;
+    }
+  }
+
   private Owner readOwner() {
     if (!(identity.getPrincipal() instanceof JsonWebToken token) || identity.isAnonymous()) {
       throw ProblemException.unauthenticated("this route needs a bearer token");
