@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -451,50 +452,57 @@ public class JobInserter {
     if (jobs.size() == 1) {
       return List.of(insertAlone(jobs.get(0)));
     }
-    List<SharedCommit.Outcome<Enqueued>> outcomes = new ArrayList<>(jobs.size());
-    Map<List<Object>, List<Integer>> groups = new LinkedHashMap<>();
+    Map<List<Object>, List<Integer>> byKindAndOwner = new LinkedHashMap<>();
     for (int i = 0; i < jobs.size(); i++) {
       EnqueueRequest job = jobs.get(i);
-      outcomes.add(null);
-      try {
-        // A payload the Java API cannot encode fails its own caller, not the batch.
-        JsonCodec.encode(job.payload());
-      } catch (RuntimeException e) {
-        outcomes.set(i, SharedCommit.Outcome.failed(e));
-        continue;
-      }
-      groups
+      byKindAndOwner
           .computeIfAbsent(
               Arrays.asList(job.kind(), job.owner(), job.quotaExempt()), k -> new ArrayList<>())
           .add(i);
     }
-    List<Rows> grouped = new ArrayList<>(groups.size());
-    for (List<Integer> members : groups.values()) {
-      grouped.add(new Rows(jobs.get(members.get(0)), members.stream().map(jobs::get).toList()));
+    List<Group> groups = new ArrayList<>(byKindAndOwner.size());
+    List<Integer> alone = new ArrayList<>();
+    for (List<Integer> members : byKindAndOwner.values()) {
+      try {
+        groups.add(
+            new Group(
+                members,
+                new Rows(jobs.get(members.get(0)), members.stream().map(jobs::get).toList())));
+      } catch (RuntimeException e) {
+        // A payload the Java API cannot encode: its group goes job by job, so only its caller
+        // fails.
+        alone.addAll(members);
+      }
     }
-    Fate fate = grouped.isEmpty() ? Fate.ABORTED : insertGrouped(grouped);
-    int g = 0;
-    for (List<Integer> members : groups.values()) {
-      Rows rows = grouped.get(g++);
-      for (int k = 0; k < members.size(); k++) {
-        int i = members.get(k);
-        EnqueueRequest job = jobs.get(i);
+    Fate fate =
+        groups.isEmpty() ? Fate.ABORTED : insertGrouped(groups.stream().map(Group::rows).toList());
+    List<SharedCommit.Outcome<Enqueued>> outcomes =
+        new ArrayList<>(Collections.nCopies(jobs.size(), null));
+    for (Group group : groups) {
+      for (int k = 0; k < group.members.size(); k++) {
+        int i = group.members.get(k);
         outcomes.set(
             i,
             switch (fate.state) {
               case COMMITTED ->
-                  SharedCommit.Outcome.of(new Enqueued(rows.uids[k], true, JobStatus.PENDING));
-              case ABORTED -> insertAlone(job);
-              case UNKNOWN -> SharedCommit.Outcome.failed(failed(job.kind(), 1, fate.error));
+                  SharedCommit.Outcome.of(
+                      new Enqueued(group.rows.uids[k], true, JobStatus.PENDING));
+              case ABORTED -> insertAlone(jobs.get(i));
+              case UNKNOWN ->
+                  SharedCommit.Outcome.failed(failed(jobs.get(i).kind(), 1, fate.error));
             });
       }
+    }
+    for (int i : alone) {
+      outcomes.set(i, insertAlone(jobs.get(i)));
     }
     if (fate.state == FateState.COMMITTED) {
       // After the commit nothing may fail a caller whose job is in: meters and wake-ups are told
       // in a guard of their own.
       try {
-        metrics.sharedCommit(grouped.stream().mapToInt(r -> r.uids.length).sum());
-        for (Rows rows : grouped) {
+        metrics.sharedCommit(groups.stream().mapToInt(g -> g.members.size()).sum());
+        for (Group group : groups) {
+          Rows rows = group.rows;
           added(rows.kind, rows.uids.length, commonShard(rows.shards), rows.aboveDefault);
         }
       } catch (RuntimeException e) {
@@ -503,6 +511,9 @@ public class JobInserter {
     }
     return outcomes;
   }
+
+  /** The jobs of one kind and owner in a shared commit: their places in the batch, their rows. */
+  private record Group(List<Integer> members, Rows rows) {}
 
   /** What became of a shared commit's transaction. */
   private enum FateState {
