@@ -14,6 +14,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -25,6 +26,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 /**
  * The one way in for new jobs: a list of {@link EnqueueRequest}s, each carrying every option, added
@@ -260,25 +263,48 @@ class JobInserterTest {
   }
 
   @Test
-  void shouldInsertEachKindAndOwnerOfASharedCommitWithItsOwnColumns() {
-    EnqueueRequest alice = EnqueueRequest.of("zip", ALICE, Map.of("n", 1)).withPriority(3);
+  void shouldStoreEachJobOfASharedCommitAsTheOneRowStatementStoresItAndWakeEachKind()
+      throws Exception {
+    EnqueueRequest alice =
+        EnqueueRequest.of("zip", ALICE, Map.of("n", 1))
+            .withPriority(3)
+            .withPreferredName("one.zip")
+            .withRunAfter(T0.plusSeconds(60))
+            .withCallbackUrl("http://127.0.0.1:9/done");
     EnqueueRequest anonymous = EnqueueRequest.of("noop", null, Map.of("n", 2));
     EnqueueRequest aliceAgain =
         EnqueueRequest.of("zip", ALICE, Map.of("n", 3)).withTraceparent(TRACE);
+    List<EnqueueRequest> requests = List.of(alice, anonymous, aliceAgain);
 
-    List<SharedCommit.Outcome<Enqueued>> outcomes =
-        inserter.insertTogether(List.of(alice, anonymous, aliceAgain));
+    List<SharedCommit.Outcome<Enqueued>> outcomes;
+    List<String> wakeUps;
+    try (Connection listener = db.dataSource().getConnection()) {
+      listener.createStatement().execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
+      outcomes = inserter.insertTogether(requests);
+      PGNotification[] received = listener.unwrap(PGConnection.class).getNotifications(2_000);
+      wakeUps =
+          received == null
+              ? List.of()
+              : Arrays.stream(received).map(PGNotification::getParameter).toList();
+    }
+    // The same requests, each alone through the one-row statement, for comparison.
+    List<Job> shared = new ArrayList<>();
+    List<Job> single = new ArrayList<>();
+    for (int i = 0; i < requests.size(); i++) {
+      shared.add(queue.getJob(outcomes.get(i).get().uid()).orElseThrow());
+      single.add(queue.getJob(queue.enqueue(requests.get(i)).uid()).orElseThrow());
+    }
 
-    Job first = queue.getJob(outcomes.get(0).get().uid()).orElseThrow();
-    Job second = queue.getJob(outcomes.get(1).get().uid()).orElseThrow();
-    Job third = queue.getJob(outcomes.get(2).get().uid()).orElseThrow();
-    assertThat(List.of(first.kind, first.ownerId, first.priority))
-        .containsExactly("zip", "alice", 3);
-    assertThat(second.kind).isEqualTo("noop");
-    assertThat(second.ownerId).isNull();
-    assertThat(third.payload).containsEntry("n", 3);
-    assertThat(third.traceparent).isEqualTo(TRACE);
-    assertThat(third.expiresAt).isEqualTo(first.expiresAt);
+    assertThat(shared)
+        .usingRecursiveFieldByFieldElementComparatorIgnoringFields("uid")
+        .containsExactlyElementsOf(single);
+    assertThat(shared).extracting(j -> j.kind).containsExactly("zip", "noop", "zip");
+    assertThat(shared.get(0).priority).isEqualTo(3);
+    assertThat(shared.get(0).delayedUntil).isEqualTo(T0.plusSeconds(60));
+    assertThat(shared.get(2).traceparent).isEqualTo(TRACE);
+    // Into an empty queue, one wake-up per kind and shard, as single enqueues would send; the zip
+    // group holds a job above the default priority, so its wake-up asks for the head.
+    assertThat(wakeUps).containsExactlyInAnyOrder("zip:head", "noop");
   }
 
   /** What a caller saw: whether its job was committed, read on another connection, on return. */
