@@ -61,7 +61,7 @@ suite_enqueue() {
   python3 - "$out" "$ref_tps" <<'PY'
 import json, re, sys
 out, ref_tps = sys.argv[1], float(sys.argv[2])
-inproc = {r["measure"]: r["value"] for r in map(json.loads, open(out + "/enqueue-inprocess.jsonl"))}
+inproc = {r["measure"]: r for r in map(json.loads, open(out + "/enqueue-inprocess.jsonl"))}
 
 def wrk(label):
     text = open(f"{out}/enqueue-wrk-{label}.txt").read()
@@ -80,13 +80,12 @@ rows = []
 for name, per, measure in (("one", 1, "enqueue_one_at_a_time"), ("batch", 1000, "enqueue_batches_of_1000")):
     a, b = wrk(name + "-a"), wrk(name + "-b")
     http = (a[0] + b[0]) / 2 * per
-    ref = inproc["inprocess_" + measure]
+    ref = inproc["inprocess_" + measure]["value"]
     rows.append({"measure": "inprocess_" + measure, "value": round(ref, 2), "unit": "jobs/s"})
     rows.append({"measure": "http_" + measure, "value": round(http, 2), "unit": "jobs/s",
                  "ratio": round(http / ref, 2), "rounds": [round(a[0] * per, 2), round(b[0] * per, 2)]})
     rows.append({"measure": "http_" + measure + "_p50", "value": round((a[1] + b[1]) / 2, 2), "unit": "ms"})
     rows.append({"measure": "http_" + measure + "_p99", "value": round((a[2] + b[2]) / 2, 2), "unit": "ms"})
-inproc_rows = {r["measure"]: r for r in map(json.loads, open(out + "/enqueue-inprocess.jsonl"))}
 # Sixteen callers at once, each POSTing one job at a time, against pgbench's one-client INSERT.
 a, b = wrk("callers16-a"), wrk("callers16-b")
 rows.append({"measure": "http_enqueue_16_callers", "value": round((a[0] + b[0]) / 2, 2),
@@ -95,7 +94,7 @@ rows.append({"measure": "http_enqueue_16_callers", "value": round((a[0] + b[0]) 
 rows.append({"measure": "http_enqueue_16_callers_p50", "value": round((a[1] + b[1]) / 2, 2), "unit": "ms"})
 rows.append({"measure": "http_enqueue_16_callers_p99", "value": round((a[2] + b[2]) / 2, 2), "unit": "ms"})
 rows.append({"measure": "pgbench_insert_1_client", "value": round(ref_tps, 2), "unit": "tps"})
-bare = inproc_rows.get("inprocess_bare_insert_interleaved")
+bare = inproc.get("inprocess_bare_insert_interleaved")
 if bare:
     # The in-process enqueue against a bare one-row insert in alternating half-second slices.
     rows.insert(1, bare)
