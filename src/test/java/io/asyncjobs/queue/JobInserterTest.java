@@ -280,12 +280,17 @@ class JobInserterTest {
     List<String> wakeUps;
     try (Connection listener = db.dataSource().getConnection()) {
       listener.createStatement().execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
-      outcomes = inserter.insertTogether(requests);
-      PGNotification[] received = listener.unwrap(PGConnection.class).getNotifications(2_000);
-      wakeUps =
-          received == null
-              ? List.of()
-              : Arrays.stream(received).map(PGNotification::getParameter).toList();
+      try {
+        outcomes = inserter.insertTogether(requests);
+        PGNotification[] received = listener.unwrap(PGConnection.class).getNotifications(2_000);
+        wakeUps =
+            received == null
+                ? List.of()
+                : Arrays.stream(received).map(PGNotification::getParameter).toList();
+      } finally {
+        // The connection goes back to the pool: it must not keep listening for the next test.
+        listener.createStatement().execute("UNLISTEN *");
+      }
     }
     // The same requests, each alone through the one-row statement, for comparison.
     List<Job> shared = new ArrayList<>();

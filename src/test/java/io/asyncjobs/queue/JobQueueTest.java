@@ -208,23 +208,30 @@ class JobQueueTest {
   void shouldNotifyOnlyWhenNoJobOfTheKindWasWaiting() throws Exception {
     try (Connection listener = db.dataSource().getConnection()) {
       listener.createStatement().execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
-      PGConnection pg = listener.unwrap(PGConnection.class);
-
-      queue.enqueue("zip", Map.of(), null, null, null);
-      assertThat(notifications(pg)).containsExactly("zip");
-
-      queue.enqueue("zip", Map.of(), null, null, null);
-      EnqueueRequest zip = EnqueueRequest.of("zip", null, Map.of());
-      queue.enqueue(List.of(zip, zip)); // JobInsertMany
-      assertThat(notifications(pg)).as("zip jobs were already waiting").isEmpty();
-
-      queue.enqueue("fork", Map.of(), null, null, null);
-      assertThat(notifications(pg)).containsExactly("fork");
-
-      db.update("UPDATE jobs SET status = 'running' WHERE kind = 'zip'");
-      queue.enqueue(List.of(zip, zip));
-      assertThat(notifications(pg)).as("one wake-up for the list").containsExactly("zip");
+      try {
+        assertNotifications(listener.unwrap(PGConnection.class));
+      } finally {
+        // The connection goes back to the pool: it must not keep listening for the next test.
+        listener.createStatement().execute("UNLISTEN *");
+      }
     }
+  }
+
+  private void assertNotifications(PGConnection pg) throws Exception {
+    queue.enqueue("zip", Map.of(), null, null, null);
+    assertThat(notifications(pg)).containsExactly("zip");
+
+    queue.enqueue("zip", Map.of(), null, null, null);
+    EnqueueRequest zip = EnqueueRequest.of("zip", null, Map.of());
+    queue.enqueue(List.of(zip, zip)); // JobInsertMany
+    assertThat(notifications(pg)).as("zip jobs were already waiting").isEmpty();
+
+    queue.enqueue("fork", Map.of(), null, null, null);
+    assertThat(notifications(pg)).containsExactly("fork");
+
+    db.update("UPDATE jobs SET status = 'running' WHERE kind = 'zip'");
+    queue.enqueue(List.of(zip, zip));
+    assertThat(notifications(pg)).as("one wake-up for the list").containsExactly("zip");
   }
 
   @Test
