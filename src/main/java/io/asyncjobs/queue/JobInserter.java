@@ -73,6 +73,13 @@ public class JobInserter {
    * jobs' own owner says they would wait anyway (a job without an owner always wakes). The quota is
    * the kind's in force: the stored override, else the configured value, the one parameter. CASE
    * runs only the probe it picks: the shard's due index, or the owner's pending index.
+   *
+   * <p>Each probe is a scalar subquery with LIMIT 1, not NOT EXISTS: the planner may turn a
+   * correlated NOT EXISTS into a hashed subplan that reads every due job of every kind, and picks
+   * it when the statistics say few jobs wait (a queue empty at its last ANALYZE). Each pooled
+   * session keeps that plan until the next ANALYZE, so every enqueue read the whole backlog. A
+   * scalar subquery is never hashed, and the due probe's order is the due-claim index's, which
+   * answers it with its first entry.
    */
   static String mayBeIdle(String alias) {
     String due =
@@ -85,15 +92,16 @@ public class JobInserter {
         + " WHERE s.service = "
         + alias
         + ".kind), ?::int) = 0"
-        + " THEN NOT EXISTS (SELECT 1 FROM jobs p WHERE"
+        + " THEN (SELECT true FROM jobs p WHERE"
         + due
-        + ") ELSE NOT EXISTS (SELECT 1 FROM jobs p WHERE"
+        + " ORDER BY (-p.priority), p.uid LIMIT 1) IS NULL"
+        + " ELSE (SELECT true FROM jobs p WHERE"
         + due
         + " AND p.owner_kind = "
         + alias
         + ".owner_kind AND p.owner_id = "
         + alias
-        + ".owner_id) END";
+        + ".owner_id LIMIT 1) IS NULL END";
   }
 
   /**
@@ -111,7 +119,7 @@ public class JobInserter {
   }
 
   /** JobInsertOne: adds one pending job and notifies the owner in the same round trip. */
-  private static final String JOB_INSERT_ONE =
+  static final String JOB_INSERT_ONE =
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at, shard, priority, run_after,"
@@ -159,7 +167,7 @@ public class JobInserter {
   private static final String TX_STATUS = "SELECT txid_status(?)";
 
   /** JobInsertMany: adds pending jobs in array order, then notifies as JobInsertOne does. */
-  private static final String JOB_INSERT_MANY =
+  static final String JOB_INSERT_MANY =
       "WITH inserted AS ("
           + " INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at, shard, priority, run_after,"
