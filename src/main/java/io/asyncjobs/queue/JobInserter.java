@@ -74,12 +74,13 @@ public class JobInserter {
    * the kind's in force: the stored override, else the configured value, the one parameter. CASE
    * runs only the probe it picks: the shard's due index, or the owner's pending index.
    *
-   * <p>Each probe is a scalar subquery with LIMIT 1, not NOT EXISTS: the planner may turn a
+   * <p>Each probe is a scalar subquery with LIMIT 1, not a NOT EXISTS: the planner may turn a
    * correlated NOT EXISTS into a hashed subplan that reads every due job of every kind, and picks
    * it when the statistics say few jobs wait (a queue empty at its last ANALYZE). Each pooled
    * session keeps that plan until the next ANALYZE, so every enqueue read the whole backlog. A
-   * scalar subquery is never hashed, and the due probe's order is the due-claim index's, which
-   * answers it with its first entry.
+   * scalar subquery is never hashed, and without an ORDER BY it stops at the first due row of
+   * whichever index the planner picks; an ORDER BY of its own would let a plan read and sort every
+   * due job of the kind instead.
    */
   static String mayBeIdle(String alias) {
     String due =
@@ -94,7 +95,7 @@ public class JobInserter {
         + ".kind), ?::int) = 0"
         + " THEN (SELECT true FROM jobs p WHERE"
         + due
-        + " ORDER BY (-p.priority), p.uid LIMIT 1) IS NULL"
+        + " LIMIT 1) IS NULL"
         + " ELSE (SELECT true FROM jobs p WHERE"
         + due
         + " AND p.owner_kind = "

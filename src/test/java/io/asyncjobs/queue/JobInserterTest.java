@@ -3,9 +3,6 @@ package io.asyncjobs.queue;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.asyncjobs.testing.Database;
 import io.asyncjobs.testing.TestClock;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -13,7 +10,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
@@ -62,98 +58,6 @@ class JobInserterTest {
   void tearDown() {
     pool.shutdownNow();
     clock.reset();
-  }
-
-  /**
-   * The wake-up's check for an idle owner must cost one index probe whatever the queue holds. A
-   * plan made while the jobs table looked empty (a new install, or a queue empty at its last
-   * ANALYZE) is kept by each pooled session for as long as the statistics stand; a NOT EXISTS there
-   * was planned as a hashed subplan that read every due job of every kind on each enqueue, so
-   * enqueues slowed as a backlog grew (3,000 rows read per enqueue here).
-   */
-  @Test
-  void shouldProbeForAnIdleOwnerWithOneIndexLookupWhateverTheBacklog() throws Exception {
-    String start = "'" + T0 + "'";
-    String one =
-        "gen_random_uuid(), 'zip', 'user', 'alice', NULL, '{}', "
-            + String.join(", ", start, start, start)
-            + ", 'zip', 604800, 'all', 0, NULL, NULL, NULL, NULL, ";
-    String many =
-        "'zip', 'user', 'alice', "
-            + String.join(", ", start, start, start)
-            + ", 'zip', 604800, ARRAY[gen_random_uuid()], '{\"{}\"}',"
-            + " '{NULL}', '{all}', '{0}', '{NULL}', '{NULL}', '{NULL}', '{NULL}', ";
-    try (Connection c = db.dataSource().getConnection();
-        Statement s = c.createStatement()) {
-      c.setAutoCommit(false);
-      try {
-        // Statistics taken while no job waited: 5,000 finished jobs, none pending.
-        s.execute(
-            "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at,"
-                + " updated_at, completed_at, expires_at) SELECT gen_random_uuid(), 'fork', 'done',"
-                + " 'user', 'bob', '{}', now(), now(), now(), now() FROM generate_series(1, 5000)");
-        s.execute("ANALYZE jobs");
-        s.execute("SET LOCAL plan_cache_mode = force_generic_plan");
-        s.execute("PREPARE one AS " + numbered(JobInserter.JOB_INSERT_ONE));
-        s.execute("PREPARE many AS " + numbered(JobInserter.JOB_INSERT_MANY));
-        // Plans both while no job waits; the last argument is the running quota per owner.
-        rowsReadFromJobs(s, "one", one + 0);
-        rowsReadFromJobs(s, "many", many + 0);
-        s.execute(
-            "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at,"
-                + " updated_at, expires_at) SELECT gen_random_uuid(), CASE WHEN g = 1 THEN 'zip'"
-                + " ELSE 'fork' END, 'pending', 'user', 'bob', '{}', now(), now(), now()"
-                + " FROM generate_series(1, 3000) g");
-
-        for (int quota : new int[] {0, 1}) {
-          assertThat(rowsReadFromJobs(s, "one", one + quota))
-              .as("JobInsertOne, running quota %d", quota)
-              .isLessThanOrEqualTo(1);
-          assertThat(rowsReadFromJobs(s, "many", many + quota))
-              .as("JobInsertMany, running quota %d", quota)
-              .isLessThanOrEqualTo(1);
-        }
-      } finally {
-        c.rollback();
-        s.execute("DEALLOCATE ALL");
-        c.setAutoCommit(true);
-      }
-    }
-  }
-
-  /** {@code sql} with its JDBC placeholders numbered, for PREPARE. */
-  private static String numbered(String sql) {
-    StringBuilder out = new StringBuilder();
-    int n = 0;
-    for (char ch : sql.toCharArray()) {
-      out.append(ch == '?' ? "$" + ++n : String.valueOf(ch));
-    }
-    return out.toString();
-  }
-
-  /** Runs a prepared insert and answers how many rows its scans of jobs read (not written). */
-  private static long rowsReadFromJobs(Statement s, String name, String args) throws SQLException {
-    try (ResultSet rs =
-        s.executeQuery("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE " + name + "(" + args + ")")) {
-      rs.next();
-      try {
-        return rowsRead(new ObjectMapper().readTree(rs.getString(1)).get(0).get("Plan"));
-      } catch (JsonProcessingException e) {
-        throw new IllegalStateException(e);
-      }
-    }
-  }
-
-  private static long rowsRead(JsonNode node) {
-    long read =
-        "jobs".equals(node.path("Relation Name").asText())
-                && !"ModifyTable".equals(node.path("Node Type").asText())
-            ? node.path("Actual Rows").asLong() * node.path("Actual Loops").asLong()
-            : 0;
-    for (JsonNode child : node.path("Plans")) {
-      read += rowsRead(child);
-    }
-    return read;
   }
 
   @Test

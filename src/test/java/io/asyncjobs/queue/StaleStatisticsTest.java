@@ -1,0 +1,127 @@
+package io.asyncjobs.queue;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.asyncjobs.testing.Database;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The hot statements cost the same whatever the statistics of {@code jobs} say. A queue's
+ * statistics usually say that no job waits: the last ANALYZE found it drained, or none has run
+ * since the install. Each pooled session keeps the generic plan it made then until the next ANALYZE
+ * (50,000 changes away), so a plan that reads every waiting job is paid on every call for as long
+ * as a backlog lasts. Each test makes such statistics (5,000 finished jobs, none waiting), plans
+ * the real statement, adds a backlog and counts the rows it reads, in one transaction that is
+ * rolled back.
+ */
+@QuarkusTest
+class StaleStatisticsTest {
+
+  private static final Instant T0 = Instant.parse("2026-03-01T10:00:00Z");
+
+  @Inject Database db;
+
+  @BeforeEach
+  void setUp() {
+    db.clearJobs();
+  }
+
+  /**
+   * The enqueue's check for an idle owner reads a row or two whatever the queue holds. Here 3,000
+   * jobs of the same kind wait, and 3,000 of another. As a NOT EXISTS it was planned as a hashed
+   * subplan that read every due job of every kind on each enqueue (6,003 rows before the fix). Both
+   * probes are checked: the shard's, and the owner's under a running quota.
+   */
+  @Test
+  void shouldProbeForAnIdleOwnerByReadingARowOrTwoWhateverTheBacklog() throws Exception {
+    String start = "'" + T0 + "'";
+    // uid, kind, owner, name, payload, times, retention, shard, priority, run after, delayed
+    // until, callback, trace; then the running quota per owner.
+    String one =
+        "gen_random_uuid(), 'zip', 'user', 'alice', NULL, '{}', "
+            + String.join(", ", start, start, start)
+            + ", 'zip', 604800, 'all', 0, NULL, NULL, NULL, NULL, ";
+    String many =
+        "'zip', 'user', 'alice', "
+            + String.join(", ", start, start, start)
+            + ", 'zip', 604800, ARRAY[gen_random_uuid()], '{\"{}\"}',"
+            + " '{NULL}', '{all}', '{0}', '{NULL}', '{NULL}', '{NULL}', '{NULL}', ";
+    try (Connection c = db.dataSource().getConnection();
+        Statement s = c.createStatement()) {
+      c.setAutoCommit(false);
+      try {
+        staleStatistics(s);
+        s.execute("SET LOCAL plan_cache_mode = force_generic_plan");
+        s.execute("PREPARE one AS " + numbered(JobInserter.JOB_INSERT_ONE));
+        s.execute("PREPARE many AS " + numbered(JobInserter.JOB_INSERT_MANY));
+        // Plans both while no job waits, as a pooled session keeps them.
+        s.execute("EXECUTE one(" + one + "0)");
+        s.execute("EXECUTE many(" + many + "0)");
+        s.execute(
+            "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at,"
+                + " updated_at, expires_at) SELECT gen_random_uuid(), CASE WHEN g % 2 = 0"
+                + " THEN 'zip' ELSE 'fork' END, 'pending', 'user', 'bob', '{}', now(), now(),"
+                + " now() FROM generate_series(1, 6000) g");
+
+        for (int quota : new int[] {0, 1}) {
+          assertThat(rowsReadBy(s, "EXECUTE one(" + one + quota + ")"))
+              .as("JobInsertOne, running quota %d", quota)
+              .isLessThanOrEqualTo(2);
+          assertThat(rowsReadBy(s, "EXECUTE many(" + many + quota + ")"))
+              .as("JobInsertMany, running quota %d", quota)
+              .isLessThanOrEqualTo(2);
+        }
+      } finally {
+        c.rollback();
+        s.execute("DEALLOCATE ALL");
+        c.setAutoCommit(true);
+      }
+    }
+  }
+
+  /** {@code sql} with its JDBC placeholders numbered, for PREPARE. */
+  private static String numbered(String sql) {
+    StringBuilder out = new StringBuilder();
+    int n = 0;
+    for (char ch : sql.toCharArray()) {
+      out.append(ch == '?' ? "$" + ++n : String.valueOf(ch));
+    }
+    return out.toString();
+  }
+
+  /** The rows of jobs (index entries and sequential reads) that running {@code sql} read. */
+  private static long rowsReadBy(Statement s, String sql) throws SQLException {
+    long before = rowsReadSoFar(s);
+    s.execute(sql);
+    return rowsReadSoFar(s) - before;
+  }
+
+  /** Statistics taken while no job waited: 5,000 finished jobs, none pending. */
+  private static void staleStatistics(Statement s) throws SQLException {
+    s.execute(
+        "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at,"
+            + " updated_at, completed_at, expires_at) SELECT gen_random_uuid(), 'fork', 'done',"
+            + " 'user', 'bob', '{}', now(), now(), now(), now() FROM generate_series(1, 5000)");
+    s.execute("ANALYZE jobs");
+  }
+
+  /** The rows of jobs (index entries and sequential reads) this transaction has read so far. */
+  private static long rowsReadSoFar(Statement s) throws SQLException {
+    try (ResultSet rs =
+        s.executeQuery(
+            "SELECT (SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)"
+                + " FROM pg_index WHERE indrelid = 'jobs'::regclass)"
+                + " + pg_stat_get_xact_tuples_returned('jobs'::regclass)")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+}
