@@ -19,9 +19,9 @@ import java.util.UUID;
 
 /**
  * The claim's statements: a shard's due pending jobs become running under the owner's fencing
- * epoch, in priority order (JobClaimMany, JobClaimManyAfter), under a running quota per owner
- * (JobClaimCapped) or in turns between owners (JobClaimFair); delayed jobs whose time has come
- * become due (JobReleaseDue); and, for the wake-up path, finished slots are written and filled
+ * epoch, in priority order (JobClaimMany, from the head or after a cursor), under a running quota
+ * per owner (JobClaimCapped) or in turns between owners (JobClaimFair); delayed jobs whose time has
+ * come become due (JobReleaseDue); and, for the wake-up path, finished slots are written and filled
  * again in one statement (JobCompleteAndClaimMany, whose outcome half is {@link JobOutcomes}'s
  * JobCompleteMany). Each statement takes the current time as a parameter and claims many rows in
  * one round trip.
@@ -30,41 +30,32 @@ import java.util.UUID;
 public class JobClaims {
 
   /**
-   * The claim itself: the due pending jobs of a kind in one shard become running under the fence's
-   * epoch, highest priority first, then oldest first. SKIP LOCKED lets a concurrent claimer take
-   * other rows instead of waiting. The partial index on due pending rows by kind, shard, negated
-   * priority and uid serves the inner query in its order. The uids are collected into an array
-   * first so that the outer update looks them up by primary key whatever row count the planner
-   * guesses for a LIMIT parameter.
+   * The claim itself: the due pending jobs of a kind in one shard after a cursor become running
+   * under the fence's epoch, highest priority first, then oldest first. The rows come from
+   * jobs_due_for_claim (V24), which walks the due-claim index in that order and locks them FOR
+   * UPDATE SKIP LOCKED, so a concurrent claimer takes other rows instead of waiting; it is planned
+   * with sorting disabled, so no statistics (a queue analysed while empty) can turn the walk into a
+   * read and sort of every pending job of the kind. The cursor is the last job (negated priority,
+   * uid) this owner already claimed; within a burst the head of the queue is a run of rows that
+   * just stopped being pending, and starting after the cursor skips it in one index descent. Jobs
+   * that sort before the cursor (recovered orphans, retries, a higher priority than the cursor's)
+   * are left to a claim from the head ({@link #HEAD}), as the tick's is. The uids are collected
+   * into an array first so that the update looks them up by primary key whatever row count the
+   * planner guesses.
    */
   private static final String CLAIM =
       """
       claimed AS (
         UPDATE jobs
            SET status = 'running', started_at = ?, updated_at = ?, epoch = ?
-         WHERE uid = ANY (ARRAY(SELECT uid FROM jobs
-                                 WHERE kind = ? AND shard = ? AND status = 'pending'
-                                   AND delayed_until IS NULL
-                                   AND EXISTS (SELECT 1 FROM fence)
-                                 ORDER BY (-priority), uid
-                                 LIMIT ?
-                                 FOR UPDATE SKIP LOCKED))
+         WHERE uid = ANY (ARRAY(SELECT d FROM jobs_due_for_claim(?, ?, ?::smallint, ?::uuid, ?) d
+                                 WHERE EXISTS (SELECT 1 FROM fence)))
         RETURNING\s"""
           + JobRows.COLUMNS
           + ")";
 
-  /**
-   * The claim for due pending jobs after a cursor, the last job (by priority, then uid) this owner
-   * already claimed. Within a burst the head of the queue is a run of rows that just stopped being
-   * pending; starting after the cursor skips it in one index descent. Jobs that sort before the
-   * cursor (recovered orphans, retries, a higher priority than the cursor's) are left to the tick's
-   * claim from the head, or to a wake-up that asked for the head, as an enqueue with a priority
-   * above the default does.
-   */
-  private static final String CLAIM_AFTER =
-      CLAIM.replace(
-          "AND delayed_until IS NULL",
-          "AND delayed_until IS NULL AND ((-priority), uid) > (?::smallint, ?::uuid)");
+  /** The cursor before every job: a claim from the head of the queue. */
+  static final ClaimCursor HEAD = new ClaimCursor(Short.MAX_VALUE, new UUID(0, 0));
 
   /**
    * JobClaimMany: claims, in one statement, and says whether the fence let it (first column: 1, or
@@ -221,16 +212,13 @@ public class JobClaims {
           + " SELECT (SELECT count(*) FROM fence) AS fenced_in, k.*"
           + " FROM (SELECT 1) AS one LEFT JOIN claimed AS k ON true";
 
-  /** JobClaimManyAfter: JobClaimMany after a cursor. */
-  static final String JOB_CLAIM_MANY_AFTER = JOB_CLAIM_MANY.replace(CLAIM, CLAIM_AFTER);
-
   /**
-   * JobCompleteAndClaimMany: JobCompleteMany and JobClaimManyAfter in one statement, for the
-   * wake-up path: one round trip and one commit hand back finished slots and fill them again. The
-   * two updates touch disjoint rows (running and pending). Columns: whether the fence let the claim
-   * in, the uids written and the statuses written (arrays, in the same order, on the first row
-   * only: repeated on every row they made the answer grow with the square of the batch), then one
-   * claimed job per row and its place among them.
+   * JobCompleteAndClaimMany: JobCompleteMany and JobClaimMany in one statement, for the wake-up
+   * path: one round trip and one commit hand back finished slots and fill them again. The two
+   * updates touch disjoint rows (running and pending). Columns: whether the fence let the claim in,
+   * the uids written and the statuses written (arrays, in the same order, on the first row only:
+   * repeated on every row they made the answer grow with the square of the batch), then one claimed
+   * job per row and its place among them.
    */
   private static final String JOB_COMPLETE_AND_CLAIM_MANY =
       "WITH "
@@ -238,7 +226,7 @@ public class JobClaims {
           + ", completed AS ("
           + JobOutcomes.COMPLETE
           + "), "
-          + CLAIM_AFTER
+          + CLAIM
           + " SELECT (SELECT count(*) FROM fence) AS fenced_in,"
           + " CASE WHEN k.nth IS NULL OR k.nth = 1"
           + " THEN (SELECT array_agg(uid) FROM completed) END AS completed,"
@@ -304,8 +292,7 @@ public class JobClaims {
       return new Claimed(false, List.of());
     }
     try (Connection c = dataSource.getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(claim.after() == null ? JOB_CLAIM_MANY : JOB_CLAIM_MANY_AFTER)) {
+        PreparedStatement ps = c.prepareStatement(JOB_CLAIM_MANY)) {
       int next = Fence.bind(ps, 1, claim.epoch());
       bindClaim(ps, next, claim);
       return claimed(ps);
@@ -425,7 +412,7 @@ public class JobClaims {
 
   /**
    * Writes finished tasks' outcomes under the claim's epoch and claims what {@code claim} asks for,
-   * in one statement; {@code claim.after()} must not be null.
+   * in one statement.
    */
   public CompleteAndClaim completeAndClaimMany(
       Collection<Completion> completions, Duration retention, ClaimRequest claim) {
@@ -467,10 +454,9 @@ public class JobClaims {
     ps.setLong(next++, claim.epoch());
     ps.setString(next++, claim.kind());
     ps.setString(next++, claim.shard());
-    if (claim.after() != null) {
-      ps.setInt(next++, -claim.after().priority());
-      ps.setObject(next++, claim.after().uid());
-    }
+    ClaimCursor after = claim.after() == null ? HEAD : claim.after();
+    ps.setInt(next++, -after.priority());
+    ps.setObject(next++, after.uid());
     ps.setInt(next, claim.limit());
   }
 

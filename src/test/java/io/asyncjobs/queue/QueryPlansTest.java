@@ -30,9 +30,6 @@ class QueryPlansTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  /** The shard is part of what an index scan looks up, not a filter on the rows it returns. */
-  private static final String SHARD_IN_INDEX_COND = "\"Index Cond\": \"[^\"]*shard = ";
-
   @Inject Database db;
 
   private Connection c;
@@ -147,7 +144,6 @@ class QueryPlansTest {
           """);
       s.execute("ANALYZE jobs");
     }
-    String[] claim = {"1", "now()", "now()", "1", "'zip'", "'zip-1'", "10"};
     String[] after = {
       "1",
       "now()",
@@ -164,15 +160,13 @@ class QueryPlansTest {
     // Under a running quota per owner: epoch, kind, shard, room, quota, times, epoch.
     String[] capped = {"1", "'zip'", "'zip-0'", "10", "2", "now()", "now()", "1"};
     for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
-      assertThat(planOf(JobClaims.JOB_CLAIM_MANY, mode, claim))
-          .as(mode)
-          .contains("jobs_due_claim_idx")
-          .containsPattern(SHARD_IN_INDEX_COND)
-          .doesNotContain("\"Sort\"");
-      assertThat(planOf(JobClaims.JOB_CLAIM_MANY_AFTER, mode, after))
-          .as(mode)
-          .contains("jobs_due_claim_idx")
-          .containsPattern(SHARD_IN_INDEX_COND);
+      // The walk itself is jobs_due_for_claim's (V24, planned inside the function; its reads are
+      // counted in StaleStatisticsTest): the statement looks its rows up by key.
+      String claimPlan = planOf(JobClaims.JOB_CLAIM_MANY, mode, after);
+      assertThat(claimPlan).as(mode).contains("jobs_due_for_claim").doesNotContain("\"Sort\"");
+      List<String> claimScans = new ArrayList<>();
+      seqScansOf("jobs", new ObjectMapper().readTree(claimPlan), claimScans);
+      assertThat(claimScans).as(mode + ": the claim reads jobs by key only").isEmpty();
       String fairPlan = planOf(JobClaims.JOB_CLAIM_FAIR, mode, fair);
       // The owners are walked in byte order (COLLATE "C"), through the index that holds them so
       // (V23); V14's index in the database's collation cannot serve that walk.
