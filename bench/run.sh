@@ -237,7 +237,7 @@ suite_engine() {
   psql_ -c "TRUNCATE jobs" -c "CREATE SEQUENCE bench_uid_seq"
   # Time-ordered uids, as the engine makes them (random ones would scatter every index insert).
   cat >"$work/enqueue.sql" <<'SQL'
-WITH inserted AS (INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at) VALUES (('00000000-0000-7000-8000-' || lpad(to_hex(nextval('bench_uid_seq')), 12, '0'))::uuid, 'bench_sql', 'pending', 'user', 'bench', '{"i": 1}', now(), now(), now() + interval '7 days') RETURNING kind, shard) SELECT pg_notify('jobs_enqueued', i.kind) FROM (SELECT DISTINCT kind, shard FROM inserted) i WHERE (SELECT true FROM jobs p WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending' AND p.delayed_until IS NULL ORDER BY (-p.priority), p.uid LIMIT 1) IS NULL;
+WITH inserted AS (INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at) VALUES (('00000000-0000-7000-8000-' || lpad(to_hex(nextval('bench_uid_seq')), 12, '0'))::uuid, 'bench_sql', 'pending', 'user', 'bench', '{"i": 1}', now(), now(), now() + interval '7 days') RETURNING kind, shard) SELECT pg_notify('jobs_enqueued', i.kind) FROM (SELECT DISTINCT kind, shard FROM inserted) i WHERE (SELECT true FROM jobs p WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending' AND p.delayed_until IS NULL LIMIT 1) IS NULL;
 SQL
   sql_enqueue=$(pgbench_tps -M prepared -n -c 1 -T 10 -f "$work/enqueue.sql")
   psql_ -c "DROP SEQUENCE bench_uid_seq"
