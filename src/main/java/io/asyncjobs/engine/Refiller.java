@@ -31,11 +31,8 @@ final class Refiller {
 
   private static final Logger LOG = Logger.getLogger(Refiller.class);
 
-  /**
-   * Before every job in the claim's order: the wake-up claim cursor before anything was claimed.
-   */
-  private static final JobClaims.ClaimCursor NO_CURSOR =
-      JobClaims.ClaimCursor.before(JobPriority.MAX + 1);
+  /** The wake-up claim cursor before anything was claimed: before every job. */
+  private static final JobClaims.ClaimCursor NO_CURSOR = JobClaims.HEAD;
 
   /** One timer thread for every runner's next due delayed job; it only asks for a wake-up. */
   private static final ScheduledExecutorService DUE_TIMER =

@@ -54,8 +54,8 @@ public class JobClaims {
           + JobRows.COLUMNS
           + ")";
 
-  /** The cursor before every job: a claim from the head of the queue. */
-  static final ClaimCursor HEAD = new ClaimCursor(Short.MAX_VALUE, new UUID(0, 0));
+  /** The cursor before every job in the claim's order: a claim from the head of the queue. */
+  public static final ClaimCursor HEAD = ClaimCursor.before(JobPriority.MAX + 1);
 
   /**
    * JobClaimMany: claims, in one statement, and says whether the fence let it (first column: 1, or
