@@ -277,19 +277,11 @@ class QueryPlansTest {
 
   /** The JSON plan of {@code sql}, its {@code ?} bound to {@code args} (SQL expressions). */
   private String planOf(String sql, String mode, String... args) throws Exception {
-    StringBuilder numbered = new StringBuilder();
-    int n = 0;
-    for (char ch : sql.toCharArray()) {
-      if (ch == '?') {
-        numbered.append('$').append(++n);
-      } else {
-        numbered.append(ch);
-      }
-    }
-    assertThat(args).as("arguments of %s", sql).hasSize(n);
+    long n = PreparedSql.placeholders(sql);
+    assertThat(args).as("arguments of %s", sql).hasSize((int) n);
     try (Statement s = c.createStatement()) {
       s.execute("SET LOCAL plan_cache_mode = " + mode);
-      s.execute("PREPARE planned AS " + numbered);
+      s.execute("PREPARE planned AS " + PreparedSql.numbered(sql));
       try {
         String execute =
             n == 0 ? "EXECUTE planned" : "EXECUTE planned(" + String.join(", ", args) + ")";

@@ -60,8 +60,8 @@ class StaleStatisticsTest {
       try {
         staleStatistics(s);
         s.execute("SET LOCAL plan_cache_mode = force_generic_plan");
-        s.execute("PREPARE one AS " + numbered(JobInserter.JOB_INSERT_ONE));
-        s.execute("PREPARE many AS " + numbered(JobInserter.JOB_INSERT_MANY));
+        s.execute("PREPARE one AS " + PreparedSql.numbered(JobInserter.JOB_INSERT_ONE));
+        s.execute("PREPARE many AS " + PreparedSql.numbered(JobInserter.JOB_INSERT_MANY));
         // Plans both while no job waits, as a pooled session keeps them.
         s.execute("EXECUTE one(" + one + "0)");
         s.execute("EXECUTE many(" + many + "0)");
@@ -119,7 +119,7 @@ class StaleStatisticsTest {
           epoch = rs.getLong(1);
         }
         s.execute("SET LOCAL plan_cache_mode = force_generic_plan");
-        s.execute("PREPARE claim AS " + numbered(JobClaims.JOB_CLAIM_MANY));
+        s.execute("PREPARE claim AS " + PreparedSql.numbered(JobClaims.JOB_CLAIM_MANY));
 
         // Epoch, times, epoch, kind, shard, the cursor before every job, room.
         long read =
@@ -144,16 +144,6 @@ class StaleStatisticsTest {
         c.setAutoCommit(true);
       }
     }
-  }
-
-  /** {@code sql} with its JDBC placeholders numbered, for PREPARE. */
-  private static String numbered(String sql) {
-    StringBuilder out = new StringBuilder();
-    int n = 0;
-    for (char ch : sql.toCharArray()) {
-      out.append(ch == '?' ? "$" + ++n : String.valueOf(ch));
-    }
-    return out.toString();
   }
 
   /**
