@@ -90,12 +90,13 @@ class JobsMigrationTest {
             "USING btree (kind, expires_at)"
                 + " WHERE (status = ANY (ARRAY['done'::text, 'failed'::text]))");
     assertThat(indexes).doesNotContainKeys("jobs_owner_idx", "jobs_expires_at_idx");
-    // The claim's, one shard's pending rows of a kind in uid order (V11); the one by kind alone
-    // stays for the release before, during a rolling update.
+    // Superseded claim indexes that no release in service reads, dropped (V25): V2's by kind
+    // alone and V14's fair one in the database's collation.
+    assertThat(indexes).doesNotContainKeys("jobs_pending_claim_idx", "jobs_fair_claim_idx");
+    // One shard's pending rows of a kind in uid order (V11), which the loose scan of the active
+    // shards walks.
     assertThat(indexes.get("jobs_pending_shard_claim_idx"))
         .endsWith("USING btree (kind, shard, uid) WHERE (status = 'pending'::text)");
-    assertThat(indexes.get("jobs_pending_claim_idx"))
-        .endsWith("USING btree (kind, uid) WHERE (status = 'pending'::text)");
     // Pending and running rows with their kind, shard and creation time, for the queue gauges
     // (V12, in place of V9's index without the shard).
     assertThat(indexes.get("jobs_active_shard_idx"))
@@ -108,9 +109,7 @@ class JobsMigrationTest {
         .endsWith(
             "USING btree (kind, shard, ((- priority)), uid)"
                 + " WHERE ((status = 'pending'::text) AND (delayed_until IS NULL))");
-    assertThat(indexes.get("jobs_fair_claim_idx")).contains("(- priority)", "owner_kind", "uid)");
-    // The fair claim's owners in byte order whatever the database's collation (V23); V14's fair
-    // index stays for the release before, during a rolling update.
+    // The fair claim's owners in byte order whatever the database's collation (V23).
     assertThat(indexes.get("jobs_fair_claim_bytes_idx"))
         .contains("(- priority)", "owner_kind", "COLLATE \"C\"", "uid)")
         .endsWith("WHERE ((status = 'pending'::text) AND (delayed_until IS NULL))");
@@ -119,7 +118,6 @@ class JobsMigrationTest {
             "jobs_pending_shard_claim_idx",
             "jobs_active_shard_idx",
             "jobs_due_claim_idx",
-            "jobs_fair_claim_idx",
             "jobs_fair_claim_bytes_idx",
             "jobs_pending_owner_idx",
             "jobs_delayed_idx")) {
