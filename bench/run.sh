@@ -235,9 +235,11 @@ suite_engine() {
   # What the database alone does with the engine's own statements, one client on the same server,
   # prepared as the engine's are: where the engine's figures stand against their ceiling.
   psql_ -c "TRUNCATE jobs" -c "CREATE SEQUENCE bench_uid_seq"
-  # Time-ordered uids, as the engine makes them (random ones would scatter every index insert).
+  # JobInsertOne as the engine sends it for a job of the default priority, with time-ordered
+  # uids as the engine makes them (random ones would scatter every index insert). pgbench reads
+  # ":head" as a variable, so the wake-up's suffix is spelled with chr(58).
   cat >"$work/enqueue.sql" <<'SQL'
-WITH inserted AS (INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at, updated_at, expires_at) VALUES (('00000000-0000-7000-8000-' || lpad(to_hex(nextval('bench_uid_seq')), 12, '0'))::uuid, 'bench_sql', 'pending', 'user', 'bench', '{"i": 1}', now(), now(), now() + interval '7 days') RETURNING kind, shard) SELECT pg_notify('jobs_enqueued', i.kind) FROM (SELECT DISTINCT kind, shard FROM inserted) i WHERE (SELECT true FROM jobs p WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending' AND p.delayed_until IS NULL LIMIT 1) IS NULL;
+WITH inserted AS (INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, preferred_name, payload, created_at, updated_at, expires_at, shard, priority, run_after, delayed_until, callback_url, traceparent) VALUES (('00000000-0000-7000-8000-' || lpad(to_hex(nextval('bench_uid_seq')), 12, '0'))::uuid, 'bench_sql', 'pending', 'user', 'bench', NULL, '{"i": 1}'::jsonb, now(), now(), (now() + make_interval(secs => COALESCE((SELECT s.retention_seconds FROM service_settings s WHERE s.service = 'bench_sql'), 604800)::double precision)), 'all', 0, NULL, NULL, NULL, NULL) RETURNING kind, shard, owner_kind, owner_id, priority) SELECT pg_notify('jobs_enqueued', i.kind || CASE WHEN i.shard = 'all' THEN '' ELSE '/' || i.shard END || CASE WHEN i.top > 0 THEN chr(58) || 'head' ELSE '' END) FROM (SELECT kind, shard, owner_kind, owner_id, max(priority) AS top FROM inserted GROUP BY kind, shard, owner_kind, owner_id) i WHERE i.top > 0 OR CASE WHEN COALESCE((SELECT s.max_running_per_owner FROM service_settings s WHERE s.service = i.kind), 0) = 0 THEN (SELECT true FROM jobs p WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending' AND p.delayed_until IS NULL LIMIT 1) IS NULL ELSE (SELECT true FROM jobs p WHERE p.kind = i.kind AND p.shard = i.shard AND p.status = 'pending' AND p.delayed_until IS NULL AND p.owner_kind = i.owner_kind AND p.owner_id = i.owner_id LIMIT 1) IS NULL END;
 SQL
   sql_enqueue=$(pgbench_tps -M prepared -n -c 1 -T 10 -f "$work/enqueue.sql")
   psql_ -c "DROP SEQUENCE bench_uid_seq"
