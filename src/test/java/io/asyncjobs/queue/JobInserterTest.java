@@ -173,11 +173,11 @@ class JobInserterTest {
       callers = leadTwoAndPileUp(8);
       // One leader's session dies: its caller is told so; the six behind take its flight, whose
       // one statement for six rows now waits on the lock too. Then that session dies as well.
-      assertThat(terminateBackendsWaitingOnTheLock("WITH inserted AS", 1)).isEqualTo(1);
+      assertThat(terminateBackendsWaitingOnTheLock("INSERT INTO jobs AS j", 1)).isEqualTo(1);
       awaitBackendsWaitingOnTheLock(1, "unnest(");
       assertThat(terminateBackendsWaitingOnTheLock("unnest(", 1)).isEqualTo(1);
       // The six are tried one by one: the first of them waits on the lock beside the other leader.
-      awaitBackendsWaitingOnTheLock(2, "WITH inserted AS");
+      awaitBackendsWaitingOnTheLock(2, "INSERT INTO jobs AS j");
       blocker.rollback();
     }
 
@@ -333,7 +333,7 @@ class JobInserterTest {
     for (int i = 0; i < 2; i++) {
       callers.add(enqueueAndLook(i));
     }
-    awaitBackendsWaitingOnTheLock(2, "WITH inserted AS");
+    awaitBackendsWaitingOnTheLock(2, "INSERT INTO jobs AS j");
     for (int i = 2; i < total; i++) {
       callers.add(enqueueAndLook(i));
       awaitWaitingForCommit(i - 1);
