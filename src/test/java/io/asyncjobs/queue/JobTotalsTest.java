@@ -52,7 +52,7 @@ class JobTotalsTest {
     assertThat(totals()).doesNotContainKey("noop/failed");
     db.update("DELETE FROM jobs WHERE uid = ?", done);
     assertAgreesWithTheTable();
-    // Statements that write no finished job (the trigger returns at once, V26) change nothing.
+    // Statements that write no finished job change nothing (V26's early return is for them).
     db.update("UPDATE jobs SET updated_at = now() WHERE status = 'pending'");
     db.update("DELETE FROM jobs WHERE status = 'pending'");
     assertAgreesWithTheTable();

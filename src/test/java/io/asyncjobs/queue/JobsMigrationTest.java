@@ -90,7 +90,7 @@ class JobsMigrationTest {
             "USING btree (kind, expires_at)"
                 + " WHERE (status = ANY (ARRAY['done'::text, 'failed'::text]))");
     assertThat(indexes).doesNotContainKeys("jobs_owner_idx", "jobs_expires_at_idx");
-    // Superseded claim indexes that no release in service reads, dropped (V25): V2's by kind
+    // Superseded claim indexes that no release in service reads, dropped (V25): V1's by kind
     // alone and V14's fair one in the database's collation.
     assertThat(indexes).doesNotContainKeys("jobs_pending_claim_idx", "jobs_fair_claim_idx");
     // One shard's pending rows of a kind in uid order (V11), which the loose scan of the active

@@ -122,6 +122,52 @@ class QueryPlansTest {
         .doesNotContain("\"Sort\"");
   }
 
+  /**
+   * V25 dropped two claim indexes because the release before (0.1.0, commit 430cc33) reads neither:
+   * its claims, copied here from its JobStore, still walk the due index and the fair index in byte
+   * order on this schema, in claim order, without a sequential scan or a sort. Should a later
+   * migration drop what they walk, a rollback to it would stall, and this fails first.
+   */
+  @Test
+  void shouldServeTheReleaseBeforesClaimsWithTheIndexesLeft() throws Exception {
+    String due = "kind = ? AND shard = ? AND status = 'pending' AND delayed_until IS NULL";
+    String claim = "SELECT uid FROM jobs WHERE " + due + " ORDER BY (-priority), uid LIMIT ?";
+    String claimAfter =
+        "SELECT uid FROM jobs WHERE "
+            + due
+            + " AND ((-priority), uid) > (?::smallint, ?::uuid) ORDER BY (-priority), uid LIMIT ?";
+    String ownerKey = "((COALESCE(owner_kind, '') || ':' || COALESCE(owner_id, '')) COLLATE \"C\")";
+    String nextOwner =
+        "SELECT "
+            + ownerKey
+            + " FROM jobs WHERE "
+            + due
+            + " AND (-priority) = ? AND "
+            + ownerKey
+            + " > ? ORDER BY 1 LIMIT 1";
+    for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
+      for (String plan :
+          List.of(
+              planOf(claim, mode, "'zip'", "'zip-0'", "10"),
+              planOf(
+                  claimAfter,
+                  mode,
+                  "'zip'",
+                  "'zip-0'",
+                  "0",
+                  "'00000000-0000-7000-8000-000000000000'",
+                  "10"))) {
+        assertThat(plan).as(mode).contains("jobs_due_claim_idx").doesNotContain("\"Sort\"");
+      }
+      assertThat(planOf(nextOwner, mode, "'zip'", "'zip-0'", "0", "''"))
+          .as(mode)
+          .contains("jobs_fair_claim_bytes_idx")
+          .doesNotContain("\"Sort\"");
+    }
+    assertNoSeqScanOfJobs(claim, "'zip'", "'zip-0'", "10");
+    assertNoSeqScanOfJobs(nextOwner, "'zip'", "'zip-0'", "0", "''");
+  }
+
   @Test
   void shouldFindTheShardsWithJobsWithoutReadingTheFinishedOnes() throws Exception {
     // Every tick's look for retired shards: a probe of the claim index per shard, not the table.
