@@ -314,6 +314,19 @@ suite_http() {
   done_in_window=$(($(psql_ -At -c "SELECT count(*) FROM jobs WHERE status = 'done'") - done_before))
   drain 60
 
+  # 1b. Pickup from the HTTP request: 200 single enqueues 20 ms apart on one connection (after 20
+  # unmeasured), from the moment each request is sent to the start of its job's process.
+  echo "bench: pickup over HTTP, 200 enqueues 20 ms apart" >&2
+  python3 bench/http_pickup.py --port "$app_port" --token-file "$keys/token" >"$work/pickup.csv"
+  drain 30
+  local pickup
+  pickup=$(psql_ -At -F ' ' -c "CREATE TEMPORARY TABLE pickup_sent (uid uuid, sent double precision)" \
+    -c "\\copy pickup_sent FROM '$work/pickup.csv' CSV" \
+    -c "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 2),
+               round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 2), count(*)
+          FROM (SELECT extract(epoch FROM e.started_at) * 1000 - s.sent * 1000 AS ms
+                  FROM pickup_sent s JOIN noop_executions e ON e.uid = s.uid) t")
+
   # 2. Status GET throughput: 8 keep-alive connections over done jobs, against PostgreSQL alone
   # selecting the same rows by primary key with 8 clients.
   echo "bench: status GET throughput, ${tput_seconds}s each for the app and pgbench" >&2
@@ -453,6 +466,14 @@ with open(path, "w") as f:
         f.write(json.dumps(r) + "\n")
 if load["error_kinds"]:
     print("load errors by kind:", json.dumps(load["error_kinds"]), file=sys.stderr)
+PY
+  # shellcheck disable=SC2086 # three fields: p50, p99, samples
+  python3 - "$out/http.jsonl" $pickup <<'PY'
+import json, sys
+path, p50, p99, samples = sys.argv[1:5]
+with open(path, "a") as f:
+    f.write(json.dumps({"measure": "pickup_p50_from_http_request", "value": float(p50), "unit": "ms", "samples": int(samples)}) + "\n")
+    f.write(json.dumps({"measure": "pickup_p99_from_http_request", "value": float(p99), "unit": "ms", "samples": int(samples)}) + "\n")
 PY
 
   echo "Machine: $(nproc) cores shared by the load generators (python3, wrk, pgbench, curl), the app and PostgreSQL."
