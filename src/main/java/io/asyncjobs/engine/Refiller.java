@@ -31,9 +31,6 @@ final class Refiller {
 
   private static final Logger LOG = Logger.getLogger(Refiller.class);
 
-  /** The wake-up claim cursor before anything was claimed: before every job. */
-  private static final JobClaims.ClaimCursor NO_CURSOR = JobClaims.HEAD;
-
   /** One timer thread for every runner's next due delayed job; it only asks for a wake-up. */
   private static final ScheduledExecutorService DUE_TIMER =
       Executors.newSingleThreadScheduledExecutor(
@@ -60,7 +57,7 @@ final class Refiller {
    * it; the tick claims from the head of the queue and so also takes older jobs that became pending
    * again. Touched only under the run lock, like the other cursors.
    */
-  private JobClaims.ClaimCursor claimCursor = NO_CURSOR;
+  private JobClaims.ClaimCursor claimCursor = JobClaims.HEAD;
 
   /** The owner the last claim in turns ({@code fair}) ended with; the next one starts after it. */
   private String turnCursor = "";
@@ -160,10 +157,10 @@ final class Refiller {
     int capacity = state.draining || settings.paused() ? 0 : claimRoom(settings) + combined.size();
     // A wake-up with no room keeps the request for the head for the next one that has room.
     JobClaims.ClaimCursor after =
-        capacity > 0 && state.rewind.getAndSet(false) ? NO_CURSOR : cursor(epoch);
+        capacity > 0 && state.rewind.getAndSet(false) ? JobClaims.HEAD : cursor(epoch);
     if (after.priority() < JobPriority.DEFAULT) {
       // Jobs of the default priority enqueued meanwhile sort before this cursor and wake nobody.
-      after = NO_CURSOR;
+      after = JobClaims.HEAD;
     }
     boolean fenced = false;
     JobTraces traces = context.traces();
@@ -296,7 +293,7 @@ final class Refiller {
   private JobClaims.ClaimCursor cursor(long epoch) {
     if (epoch != cursorEpoch) {
       cursorEpoch = epoch;
-      claimCursor = NO_CURSOR;
+      claimCursor = JobClaims.HEAD;
     }
     return claimCursor;
   }

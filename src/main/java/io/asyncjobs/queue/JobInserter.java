@@ -99,7 +99,7 @@ public class JobInserter {
    * none of its owner's, which is what a running quota per owner makes the question): a lookup that
    * stops at the first due row, never the backlog.
    */
-  static String idleProbe(String alias, boolean byOwner) {
+  private static String idleProbe(String alias, boolean byOwner) {
     String owner =
         byOwner
             ? " AND p.owner_kind = " + alias + ".owner_kind AND p.owner_id = " + alias + ".owner_id"
