@@ -251,7 +251,7 @@ SQL
 import json, sys
 path, ref, enq, cycles, cycles500 = sys.argv[1], *map(float, sys.argv[2:6])
 ahead = next((json.loads(l)["value"] for l in open(path)
-              if json.loads(l)["measure"] == "drain_noop_max_concurrent_10_claim_ahead"), None)
+              if json.loads(l)["measure"] == "drain_noop_max_concurrent_10"), None)
 with open(path, "a") as f:
     f.write(json.dumps({"measure": "pgbench_engine_enqueue_statement", "value": round(enq, 2), "unit": "tps", "ratio": round(enq / ref, 2)}) + "\n")
     f.write(json.dumps({"measure": "pgbench_engine_drain_cycles_of_10", "value": round(cycles * 10, 2), "unit": "jobs/s", "ratio": round(cycles * 10 / ref, 2)}) + "\n")

@@ -56,6 +56,7 @@ public final class JobsConfigValidator implements ConfigValidator, SmallRyeConfi
         "follower-gauge-interval", config.followerGaugeInterval(), Duration.ofMillis(100));
     checks.atLeast("cleanup-retry-delay", config.cleanupRetryDelay(), Duration.ofSeconds(1));
     checks.range("claim-ahead-max", config.claimAheadMax(), 0, 10_000);
+    checks.range("claim-ahead-unwritten-max", config.claimAheadUnwrittenMax(), 0, 10_000);
     checks.range("user-max-priority", config.userMaxPriority(), -10, 10);
 
     JobsConfig.ServiceDefaults defaults = config.defaults();

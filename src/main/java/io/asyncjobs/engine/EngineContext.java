@@ -23,6 +23,8 @@ import java.time.Duration;
  * @param cleanupRetryDelay how long a job whose cleanup failed waits for the next attempt
  * @param wakeUps whether a finished task wakes its service at once
  * @param claimAheadMax the most jobs claimed ahead of the free threads
+ * @param claimAheadUnwrittenMax with claims ahead, the most jobs beyond the threads begun while
+ *     their outcomes are not yet committed ({@link StartGate})
  * @param metrics where claims, outcomes and runs are reported
  * @param traces the spans of the jobs processed ({@link JobTraces#OFF} when tracing is off)
  * @param deliveries what sends the callbacks of ended jobs
@@ -39,6 +41,7 @@ record EngineContext(
     Duration cleanupRetryDelay,
     boolean wakeUps,
     int claimAheadMax,
+    int claimAheadUnwrittenMax,
     EngineMetrics metrics,
     JobTraces traces,
     Deliveries deliveries) {}

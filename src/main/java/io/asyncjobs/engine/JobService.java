@@ -55,6 +55,9 @@ public abstract class JobService extends BaseService {
   /** A claim-ahead window a test set instead of the configured one, or null. */
   private volatile Duration claimAheadSetByTest;
 
+  /** A {@code jobs.claim-ahead-unwritten-max} a test set instead of the configured one, or null. */
+  private volatile Integer unwrittenSetByTest;
+
   /** One runner per shard of the kind this replica may own, the sweeping one first. */
   private final List<ShardRunner> runners = new CopyOnWriteArrayList<>();
 
@@ -319,6 +322,15 @@ public abstract class JobService extends BaseService {
     return count;
   }
 
+  /** Worker threads waiting at a start gate for outcomes to be written, every shard; for tests. */
+  int waitingAtStartGate() {
+    int count = 0;
+    for (ShardRunner runner : runners) {
+      count += runner.waitingAtStartGate();
+    }
+    return count;
+  }
+
   /**
    * Waits until every task started so far has returned from {@code process}.
    *
@@ -452,6 +464,15 @@ public abstract class JobService extends BaseService {
     return (int) Math.min(ctx.claimAheadMax(), jobs);
   }
 
+  /**
+   * With claims ahead, how many jobs beyond {@code max-concurrent} may have begun while their
+   * outcomes are not yet committed ({@link StartGate}).
+   */
+  int unwrittenRoom() {
+    Integer set = unwrittenSetByTest;
+    return set != null ? set : requireContext().claimAheadUnwrittenMax();
+  }
+
   Sweeper sweeper() {
     return sweeper;
   }
@@ -491,6 +512,11 @@ public abstract class JobService extends BaseService {
   void claimAhead(Duration window) {
     claimAheadSetByTest = window;
     typicalRunNanos.set(0);
+  }
+
+  /** Sets {@code jobs.claim-ahead-unwritten-max} for this kind in place of the configured one. */
+  void claimAheadUnwritten(Integer max) {
+    unwrittenSetByTest = max;
   }
 
   /**

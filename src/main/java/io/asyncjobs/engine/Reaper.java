@@ -252,8 +252,12 @@ final class Reaper {
                 .releaseMany(group.getValue(), group.getKey(), settings.retention(), now)
                 .size();
       }
-      state.inFlight.values().forEach(context.traces()::end);
-      state.inFlight.clear();
+      for (Task task : state.inFlight.values()) {
+        context.traces().end(task);
+        if (state.inFlight.remove(task.job.uid, task)) {
+          state.dropped(task);
+        }
+      }
     }
     if (tally.released > 0 || tally.done + tally.failed > 0) {
       LOG.infof(

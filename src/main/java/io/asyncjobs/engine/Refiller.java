@@ -247,10 +247,9 @@ final class Refiller {
    */
   private int claimRoom(ServiceSettings settings) {
     state.stragglers.removeIf(Task::returned);
-    return settings.maxConcurrent()
-        + service.aheadRoom(settings)
-        - state.inFlight.size()
-        - state.stragglers.size();
+    int ahead = service.aheadRoom(settings);
+    state.gate.limit(settings.maxConcurrent() + (ahead > 0 ? service.unwrittenRoom() : 0));
+    return settings.maxConcurrent() + ahead - state.inFlight.size() - state.stragglers.size();
   }
 
   /**
@@ -311,14 +310,24 @@ final class Refiller {
         claimCursor = new JobClaims.ClaimCursor(job.priority, job.uid);
       }
       Task task = new Task(job, now, epoch, traces.claimed(job, state.shard, claimStart, claimEnd));
-      state.inFlight.put(job.uid, task);
+      state.track(task);
       task.future = pool.submit(() -> run(task));
     }
   }
 
-  /** Runs the kind's {@code process} for the task, then asks for a wake-up to write its outcome. */
+  /**
+   * Runs the kind's {@code process} for the task once the start gate lets it in, then asks for a
+   * wake-up to write its outcome.
+   */
   private void run(Task task) {
+    try {
+      state.gate.enter();
+    } catch (InterruptedException e) {
+      return; // stopped or abandoned while it waited (settled as never run), or the pool stopped
+    }
+    task.entered();
     if (!service.execute(task)) {
+      state.leaveGate(task);
       return; // stopped or abandoned while it waited for a thread
     }
     if (context.wakeUps()) {

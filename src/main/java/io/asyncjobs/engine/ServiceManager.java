@@ -129,6 +129,7 @@ public class ServiceManager {
             config.cleanupRetryDelay(),
             config.wakeUps(),
             config.claimAheadMax(),
+            config.claimAheadUnwrittenMax(),
             metrics.isResolvable() ? metrics.get() : EngineMetrics.NONE,
             tracing.enabled() ? new JobTraces(tracing.tracer()) : JobTraces.OFF,
             deliveries.isResolvable() ? deliveries.get() : Deliveries.NONE);

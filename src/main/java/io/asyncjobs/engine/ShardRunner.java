@@ -194,13 +194,15 @@ final class ShardRunner {
               && settings.claimOrder() != ClaimOrder.FAIR
               && settings.maxRunningPerOwner() == 0
               && !settings.paused();
+      // Read before the reap forgets the tasks it writes: whether one of them has a callback.
+      boolean callbacksToTell = state.callbacksInFlight();
       Reaper.Riders riders = reaper.reapOnWake(claimCarries, epoch, settings, now, tally);
       if (trust != Trust.CLAIM) {
         return tally.result();
       }
       refiller.releaseDueOnWake(epoch, now, tally);
       boolean fenced = refiller.claimOnWake(riders, settings, owner, epoch, now, tally);
-      if (!fenced && tally.done + tally.failed > 0) {
+      if (!fenced && callbacksToTell && tally.done + tally.failed > 0) {
         callbacks.runOnce(epoch, now); // the jobs just ended are told at once, not at the tick
       }
       // A claim asked for meanwhile goes first: the wake-up it released runs next and sweeps on.
@@ -369,6 +371,11 @@ final class ShardRunner {
     return state.inFlight.size();
   }
 
+  /** Worker threads waiting at the start gate now. */
+  int waitingAtStartGate() {
+    return state.gate.waiting();
+  }
+
   /** The tasks in flight now. */
   List<Task> tasks() {
     return List.copyOf(state.inFlight.values());
@@ -435,9 +442,9 @@ final class ShardRunner {
   }
 
   /**
-   * When some tasks have finished and others are still running, waits a moment (at most {@link
-   * #LINGER_NANOS}) for the rest, so that one statement writes them all instead of one statement
-   * per task. A wake-up with nothing finished (an enqueue) does not wait.
+   * When some tasks have finished and others have begun and are still running, waits a moment (at
+   * most {@link #LINGER_NANOS}) for the rest, so that one statement writes them all instead of one
+   * statement per task. A wake-up with nothing finished (an enqueue) does not wait.
    */
   private void lingerForStragglers() throws InterruptedException {
     long deadline = System.nanoTime() + LINGER_NANOS;
@@ -447,8 +454,8 @@ final class ShardRunner {
       for (Task task : state.inFlight.values()) {
         if (task.returned()) {
           finished++;
-        } else {
-          running++;
+        } else if (task.startedAt() != null) {
+          running++; // a job claimed ahead that waits for a thread or the start gate is not
         }
       }
       long left = deadline - System.nanoTime();

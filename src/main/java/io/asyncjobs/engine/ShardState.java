@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * What one shard's runner holds between runs and hands to the roles of a run ({@link Reaper},
@@ -33,6 +34,15 @@ final class ShardState {
    * hold a slot, so a task that ignores its interrupt never lets more jobs run than allowed.
    */
   final List<Task> stragglers = new CopyOnWriteArrayList<>();
+
+  /**
+   * Bounds the tasks begun whose outcome is not yet committed; see {@link StartGate}. Its limit is
+   * set by each run's refill.
+   */
+  final StartGate gate = new StartGate(Integer.MAX_VALUE);
+
+  /** Tasks in flight whose job has a callback URL. */
+  private final AtomicInteger withCallback = new AtomicInteger();
 
   /** Released to wake the runner's wake-up thread; permits coalesce into one run. */
   final Semaphore wakeSignal = new Semaphore(0);
@@ -93,10 +103,43 @@ final class ShardState {
   void forget(List<Task> settled) {
     for (Task task : settled) {
       traces.end(task);
-      inFlight.remove(task.job.uid, task);
+      if (inFlight.remove(task.job.uid, task)) {
+        dropped(task);
+      }
       if (!task.returned()) {
         stragglers.add(task);
       }
     }
+  }
+
+  /** Starts a task's books: it is in flight until {@link #forget}, or {@link #dropped}. */
+  void track(Task task) {
+    if (task.job.callbackUrl != null) {
+      withCallback.incrementAndGet();
+    }
+    inFlight.put(task.job.uid, task);
+  }
+
+  /** A task that left {@link #inFlight}: it no longer counts in the start gate or the callbacks. */
+  void dropped(Task task) {
+    if (task.job.callbackUrl != null) {
+      withCallback.decrementAndGet();
+    }
+    leaveGate(task);
+  }
+
+  /** The task's fate is settled (or it never began): it no longer counts in the start gate. */
+  void leaveGate(Task task) {
+    if (task.leaveGate()) {
+      gate.leave();
+    }
+  }
+
+  /**
+   * Whether a task in flight has a callback to send when it ends; a wake-up that wrote outcomes
+   * looks for due callbacks only then (the tick looks for every other one).
+   */
+  boolean callbacksInFlight() {
+    return withCallback.get() > 0;
   }
 }

@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -42,6 +43,9 @@ final class Task {
   private volatile Instant startedAt;
 
   private final AtomicInteger state = new AtomicInteger(WAITING);
+
+  /** Whether the task is counted in its shard's {@link StartGate}, until its fate is settled. */
+  private final AtomicBoolean gated = new AtomicBoolean();
 
   /** {@link System#nanoTime()} when {@code process} began, for the kind's typical run time. */
   private long beganNanos;
@@ -134,6 +138,16 @@ final class Task {
     startedAt = now;
     beganNanos = System.nanoTime();
     return true;
+  }
+
+  /** Its thread entered the shard's start gate for it. */
+  void entered() {
+    gated.set(true);
+  }
+
+  /** Whether it was counted in the start gate, which it now leaves; true at most once. */
+  boolean leaveGate() {
+    return gated.compareAndSet(true, false);
   }
 
   /** When {@code process} began, or null while the task waits for a thread. */

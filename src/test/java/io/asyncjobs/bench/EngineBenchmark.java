@@ -51,7 +51,7 @@ class EngineBenchmark {
   private static final int BATCH = 1_000;
   private static final int PICKUPS = 200;
   private static final String PEERS_KIND = "bench_peers";
-  private static final String AHEAD_KIND = "bench_drain_ahead";
+  private static final String PER_THREAD_KIND = "bench_drain_per_thread";
   private static final Owner BENCH = new Owner("user", "bench");
 
   @Inject JobQueue queue;
@@ -95,13 +95,24 @@ class EngineBenchmark {
     record("enqueue_batches_of_1000", batched, "jobs/s", batched / reference);
     db.update("DELETE FROM jobs WHERE kind = 'bench_batch'");
 
-    // Drain: the 10,000 pending bench_drain jobs, from the moment their service starts; then the
-    // same drain with claims 20 ms ahead of the free threads (jobs.services.<kind>.claim-ahead).
-    double drained = drainAll("bench_drain");
+    // Drain with the shipped defaults (claims 20 ms ahead of the free threads, at most 100
+    // outcomes unwritten beyond them): the 10,000 pending bench_drain jobs, from the moment their
+    // service starts, then as many on two fresh kinds; the median of the three, since one drain
+    // moves by a factor of two between runs. Then the drain that claims only for free threads
+    // (claim-ahead 0s), the default before.
+    List<Double> drains = new ArrayList<>();
+    drains.add(drainAll("bench_drain"));
+    for (int round = 2; round <= 3; round++) {
+      queue.enqueue(newJobs("bench_drain_" + round, JOBS));
+      drains.add(drainAll("bench_drain_" + round));
+    }
+    System.out.println("drain rounds, jobs/s: " + drains);
+    Collections.sort(drains);
+    double drained = drains.get(1);
     record("drain_noop_max_concurrent_10", drained, "jobs/s", drained / reference);
-    queue.enqueue(newJobs(AHEAD_KIND, JOBS));
-    drained = drainAll(AHEAD_KIND);
-    record("drain_noop_max_concurrent_10_claim_ahead", drained, "jobs/s", drained / reference);
+    queue.enqueue(newJobs(PER_THREAD_KIND, JOBS));
+    drained = drainAll(PER_THREAD_KIND);
+    record("drain_noop_max_concurrent_10_no_claim_ahead", drained, "jobs/s", drained / reference);
 
     // Pickup latency: single enqueues 20 ms apart, enqueue call to process start.
     PickupService pickup = new PickupService();
@@ -469,9 +480,10 @@ class EngineBenchmark {
     public Map<String, String> getConfigOverrides() {
       return Map.ofEntries(
           Map.entry("jobs.wake-ups", "true"),
-          Map.entry("jobs.services.bench_drain.max-concurrent", "10"),
-          Map.entry("jobs.services." + AHEAD_KIND + ".max-concurrent", "10"),
-          Map.entry("jobs.services." + AHEAD_KIND + ".claim-ahead", "20ms"),
+          // The shipped claim-ahead (JobsConfig), which the test profile turns off.
+          Map.entry("jobs.defaults.claim-ahead", "20ms"),
+          Map.entry("jobs.defaults.max-concurrent", "10"),
+          Map.entry("jobs.services." + PER_THREAD_KIND + ".claim-ahead", "0s"),
           Map.entry("jobs.services." + PEERS_KIND + ".claim-ahead", "20ms"),
           Map.entry("jobs.services.bench_pickup.max-concurrent", "10"),
           Map.entry("jobs.services." + PEERS_KIND + ".max-concurrent", "10"),

@@ -60,6 +60,51 @@ class ClaimAheadTest extends ControlledKindFixture {
   }
 
   @Test
+  void shouldBeginNoJobClaimedAheadWhileTooManyOutcomesWaitToBeWritten() throws Exception {
+    aheadWithQuickJobsSeen(2, null);
+    service.claimAheadUnwritten(3);
+    List<UUID> jobs = new ArrayList<>();
+    for (int i = 0; i < 12; i++) {
+      jobs.add(enqueue(Map.of()));
+    }
+
+    assertThat(service.runOnce().claimed()).isEqualTo(12);
+    // Nothing writes outcomes between runs here (no wake-ups), as when the database is slow to
+    // commit: the threads begin the 2 + 3 jobs the bound allows, then wait at the gate.
+    awaitAtGate(2, 5);
+    assertThat(service.startOrder).doesNotHaveDuplicates().isSubsetOf(jobs);
+    assertThat(count(JobStatus.RUNNING)).as("claimed, so running to a caller").isEqualTo(12);
+    service.runOnce(); // writes the five outcomes: five more may begin
+    awaitAtGate(2, 10);
+    assertThat(count(JobStatus.DONE)).isEqualTo(5);
+    assertThat(service.startOrder).doesNotHaveDuplicates();
+    service.runOnce();
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    service.runOnce();
+
+    assertThat(count(JobStatus.DONE)).isEqualTo(12);
+    assertThat(service.startOrder).containsExactlyInAnyOrderElementsOf(jobs);
+  }
+
+  /** Waits until {@code threads} wait at the start gate with {@code begun} jobs begun so far. */
+  private void awaitAtGate(int threads, int begun) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (service.waitingAtStartGate() != threads || service.startOrder.size() != begun) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(
+            service.waitingAtStartGate()
+                + " threads at the gate and "
+                + service.startOrder.size()
+                + " jobs begun, not "
+                + threads
+                + " and "
+                + begun);
+      }
+      Thread.sleep(1);
+    }
+  }
+
+  @Test
   void shouldFailACancelledJobThatWaitsForAThreadWithoutRunningIt() throws Exception {
     aheadWithQuickJobsSeen(1, null);
     UUID blocker = enqueue(Map.of("block", true));

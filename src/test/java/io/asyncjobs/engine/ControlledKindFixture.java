@@ -49,6 +49,7 @@ abstract class ControlledKindFixture {
   @AfterEach
   void leaveClean() throws Exception {
     service.claimAhead(null);
+    service.claimAheadUnwritten(null);
     service.reset();
     clock.reset();
     db.update("DELETE FROM service_settings");

@@ -35,6 +35,7 @@ final class RolesContext {
         Duration.ofMinutes(5),
         false,
         0,
+        0,
         new EngineMetrics() {},
         JobTraces.OFF,
         Deliveries.NONE);

@@ -151,6 +151,7 @@ class SweeperTest {
             Duration.ofMinutes(5),
             false,
             0,
+            0,
             metrics,
             JobTraces.OFF,
             Deliveries.NONE);

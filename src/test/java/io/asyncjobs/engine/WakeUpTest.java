@@ -1,9 +1,13 @@
 package io.asyncjobs.engine;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.sun.net.httpserver.HttpServer;
+import io.asyncjobs.queue.EnqueueRequest;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
+import io.asyncjobs.queue.Owner;
 import io.asyncjobs.settings.SettingsOverride;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.testing.Database;
@@ -11,11 +15,16 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -89,6 +98,43 @@ public class WakeUpTest {
     } finally {
       db.update("DELETE FROM service_pauses");
       service.runOnce();
+    }
+  }
+
+  @Test
+  void shouldSendTheCallbackOfAJobEndedByAWakeUpWithoutATick() throws Exception {
+    db.clearJobs();
+    BlockingQueue<String> posted = new LinkedBlockingQueue<>();
+    HttpServer receiver =
+        HttpServer.create(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0), 0);
+    receiver.createContext(
+        "/hook",
+        exchange -> {
+          posted.add(new String(exchange.getRequestBody().readAllBytes(), UTF_8));
+          exchange.sendResponseHeaders(204, -1);
+          exchange.close();
+        });
+    receiver.start();
+    try {
+      // A job without a callback first: the wake-up that writes its outcome looks for none.
+      UUID plain = queue.enqueue("controlled", Map.of(), null, null, null);
+      assertThat(awaitFinalStatus(plain)).isEqualTo(JobStatus.DONE);
+      String url = "http://127.0.0.1:" + receiver.getAddress().getPort() + "/hook";
+      UUID told =
+          queue
+              .enqueue(
+                  List.of(
+                      EnqueueRequest.of("controlled", new Owner("user", "alice"), Map.of())
+                          .withCallbackUrl(url)))
+              .get(0)
+              .uid();
+
+      // No tick: the wake-up that writes the outcome starts the delivery.
+      String body = posted.poll(10, TimeUnit.SECONDS);
+      assertThat(body).as("the callback's POST").isNotNull().contains(told.toString());
+      assertThat(posted).isEmpty();
+    } finally {
+      receiver.stop(0);
     }
   }
 

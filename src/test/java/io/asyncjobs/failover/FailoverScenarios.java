@@ -34,6 +34,14 @@ abstract class FailoverScenarios {
 
   private static final int JOBS = 1_000;
   private static final int MAX_CONCURRENT = 4;
+
+  /**
+   * {@code jobs.claim-ahead-unwritten-max} for these replicas: below the 12 jobs that claims ahead
+   * reach here (the shipped 20 ms window over 5 ms jobs, four threads), so the start gate is what
+   * bounds the jobs a kill -9 leaves to run again.
+   */
+  private static final int UNWRITTEN_MAX = 6;
+
   static final Duration RETRY_PERIOD = Duration.ofSeconds(2);
   static final Duration LEASE_DURATION = Duration.ofSeconds(15);
 
@@ -65,6 +73,7 @@ abstract class FailoverScenarios {
     env.put("JOBS_LOCK_HANDOVER_GRACE", "5s");
     env.put("JOBS_SERVICES_NOOP_ENABLED", "true");
     env.put("JOBS_SERVICES_NOOP_MAX_CONCURRENT", Integer.toString(MAX_CONCURRENT));
+    env.put("JOBS_CLAIM_AHEAD_UNWRITTEN_MAX", Integer.toString(UNWRITTEN_MAX));
     a = ServiceProcess.start(mode() + "-" + scenario + "-a", env);
     a.awaitReady(Duration.ofSeconds(60));
     b = ServiceProcess.start(mode() + "-" + scenario + "-b", env);
@@ -101,7 +110,9 @@ abstract class FailoverScenarios {
     assertThat(count("SELECT count(*) FROM jobs WHERE status <> 'done'")).isZero();
     assertThat(count("SELECT coalesce(max(retry_count), 0) FROM jobs")).isLessThanOrEqualTo(1);
     // Every job took effect under the epoch it completed with; only jobs that were running when
-    // the owner died may have taken effect once more, under the dead owner's epoch.
+    // the owner died, or had finished with their outcome not yet committed (at most
+    // UNWRITTEN_MAX with claims ahead), may have taken effect once more, under the dead owner's
+    // epoch.
     assertThat(
             count(
                 "SELECT count(*) FROM jobs j WHERE NOT EXISTS (SELECT 1 FROM noop_executions e"
@@ -111,7 +122,7 @@ abstract class FailoverScenarios {
             count(
                 "SELECT count(*) FROM (SELECT uid FROM noop_executions"
                     + " WHERE executed_at IS NOT NULL GROUP BY uid HAVING count(*) > 1) twice"))
-        .isLessThanOrEqualTo(MAX_CONCURRENT);
+        .isLessThanOrEqualTo(MAX_CONCURRENT + UNWRITTEN_MAX);
     try (Connection c = connect()) {
       Effects effects = Effects.count(c, List.of(killedAt), Map.of(owner.name, killedAt));
       assertThat(effects.overlapping()).as("executions of one job overlapping").isZero();
