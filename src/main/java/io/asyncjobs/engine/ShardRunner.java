@@ -442,9 +442,9 @@ final class ShardRunner {
   }
 
   /**
-   * When some tasks have finished and others have begun and are still running, waits a moment (at
-   * most {@link #LINGER_NANOS}) for the rest, so that one statement writes them all instead of one
-   * statement per task. A wake-up with nothing finished (an enqueue) does not wait.
+   * When some tasks have finished and others are still running, waits a moment (at most {@link
+   * #LINGER_NANOS}) for the rest, so that one statement writes them all instead of one statement
+   * per task. A wake-up with nothing finished (an enqueue) does not wait.
    */
   private void lingerForStragglers() throws InterruptedException {
     long deadline = System.nanoTime() + LINGER_NANOS;
@@ -454,8 +454,8 @@ final class ShardRunner {
       for (Task task : state.inFlight.values()) {
         if (task.returned()) {
           finished++;
-        } else if (task.startedAt() != null) {
-          running++; // a job claimed ahead that waits for a thread or the start gate is not
+        } else {
+          running++;
         }
       }
       long left = deadline - System.nanoTime();
