@@ -106,6 +106,81 @@ peers_start() {
   started+=("$!")
 }
 
+# Ours over HTTP: the packaged app on the suite's database, one caller on a keep-alive connection
+# (wrk, after BENCH_PEERS_HTTP_WARMUP seconds unmeasured): one job per POST /api/noop and 1,000 per
+# POST /api/noop/batch, each for BENCH_PEERS_ENQUEUE_SECONDS, with lock mode none, so that nothing
+# is processed meanwhile (as the in-process enqueues, which no worker runs beside); then, with the
+# app owning the queue, pickup from the HTTP request (bench/http_pickup.py, BENCH_PEERS_PICKUPS
+# enqueues 20 ms apart). Appends its figures to the raw file as system ours-http, round 1.
+peers_http() {
+  local seconds=${BENCH_PEERS_ENQUEUE_SECONDS:-15} warmup=${BENCH_PEERS_HTTP_WARMUP:-10}
+  local pickups=${BENCH_PEERS_PICKUPS:-200} label body path
+  apt_need wrk wrk
+  apt_need curl curl
+  apt_need openssl openssl
+  echo "bench: ours over HTTP, ${seconds}s one at a time and ${seconds}s in batches of 1,000" >&2
+  printf '{"sleep_ms": 0}' >"$work/peers-one.json"
+  python3 -c 'import json; print(json.dumps({"jobs": [{"payload": {"sleep_ms": 0}} for i in range(1000)]}))' \
+    >"$work/peers-batch.json"
+  BENCH_APP_ENV="JOBS_LOCK_MODE=none ${BENCH_APP_ENV:-}" start_app peers-http
+  for label in one batch; do
+    body="$work/peers-$label.json"
+    path=/api/noop
+    [ "$label" = one ] || path=/api/noop/batch
+    psql_ -c "TRUNCATE jobs, job_finished_minutes"
+    wrk -t 1 -c 1 -d "${warmup}s" -H "Authorization: Bearer $token" -s bench/http_enqueue.lua \
+      "$base" -- "$body" "$path" >/dev/null
+    psql_ -c "TRUNCATE jobs, job_finished_minutes"
+    wrk -t 1 -c 1 -d "${seconds}s" --latency -H "Authorization: Bearer $token" -s bench/http_enqueue.lua \
+      "$base" -- "$body" "$path" >"$out/peers-http-$label.txt"
+  done
+  stop_pid "$app_pid"
+
+  echo "bench: ours over HTTP, pickup from the request" >&2
+  psql_ -c "TRUNCATE jobs, job_finished_minutes, noop_executions"
+  BENCH_SKIP_BUILD=1 start_app peers-http-pickup
+  python3 bench/http_pickup.py --port "$app_port" --token-file "$keys/token" --count "$pickups" \
+    >"$work/peers-pickup.csv"
+  local waited=0
+  while [ "$(psql_ -At -c "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')")" != 0 ] \
+    && [ "$waited" -lt 300 ]; do
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  local pickup
+  pickup=$(psql_ -At -F ' ' -c "CREATE TEMPORARY TABLE pickup_sent (uid uuid, sent double precision)" \
+    -c "\\copy pickup_sent FROM '$work/peers-pickup.csv' CSV" \
+    -c "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 2),
+               round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 2), count(*)
+          FROM (SELECT extract(epoch FROM e.started_at) * 1000 - s.sent * 1000 AS ms
+                  FROM pickup_sent s JOIN noop_executions e ON e.uid = s.uid) t")
+  stop_pid "$app_pid"
+
+  # shellcheck disable=SC2086 # three fields: p50, p99, samples
+  python3 - "$out" "$peers_raw" $pickup <<'PY'
+import json, re, sys
+out, raw, p50, p99, samples = sys.argv[1:6]
+
+def wrk(label):
+    text = open(f"{out}/peers-http-{label}.txt").read()
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", text)
+    sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    errors = (int(bad.group(1)) if bad else 0) + (sum(map(int, sock.groups())) if sock else 0)
+    if errors:
+        sys.exit(f"bench: {errors} requests of ours over HTTP ({label}) failed; see {out}/peers-http-{label}.txt")
+    return rps
+
+line = lambda measure, value, unit, **more: json.dumps(
+    {"system": "ours-http", "round": 1, "measure": measure, "value": round(value, 2), "unit": unit, **more})
+with open(raw, "a") as f:
+    f.write(line("enqueue_one_at_a_time", wrk("one"), "jobs/s") + "\n")
+    f.write(line("enqueue_batches_of_1000", wrk("batch") * 1000, "jobs/s") + "\n")
+    f.write(line("pickup_p50", float(p50), "ms", samples=int(samples)) + "\n")
+    f.write(line("pickup_p99", float(p99), "ms", samples=int(samples)) + "\n")
+PY
+}
+
 suite_peers() {
   local rounds=${BENCH_PEERS_ROUNDS:-3}
   local round_limit=${BENCH_PEERS_ROUND_TIMEOUT:-300} # seconds one system may take for one round
@@ -160,6 +235,13 @@ suite_peers() {
     done
   done
 
+  # Ours over HTTP, once, after the rounds (BENCH_PEERS_HTTP=0 leaves it out).
+  local summary_systems=("${peers_systems[@]}")
+  if [ "${BENCH_PEERS_HTTP:-1}" = 1 ]; then
+    peers_http
+    summary_systems=(ours ours-http "${peers_systems[@]:1}")
+  fi
+
   # The database's own ceiling, with nothing else running: pgbench's one-client INSERT and our
   # claim-and-complete cycle, in ours' database, where the engine's migrations made the tables.
   echo "bench: database ceiling (pgbench)" >&2
@@ -168,12 +250,13 @@ suite_peers() {
   cycles=$(engine_cycle_tps)
   cycles500=$(engine_cycle_tps 500 200)
 
-  python3 - "$peers_raw" "$out/peers.jsonl" "$ref_tps" "$cycles" "$cycles500" "$rounds" "${peers_systems[@]}" <<'PY'
+  python3 - "$peers_raw" "$out/peers.jsonl" "$ref_tps" "$cycles" "$cycles500" "$rounds" "${summary_systems[@]}" <<'PY'
 import json, statistics, sys
 raw, out, ref, cycles, cycles500, rounds = (sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]),
                                             float(sys.argv[5]), int(sys.argv[6]))
 systems = sys.argv[7:]
-peers = systems[1:]
+ours_sides = ("ours", "ours-http")
+peers = [s for s in systems if s not in ours_sides]
 rows = [json.loads(l) for l in open(raw) if l.strip()]
 measures = list(dict.fromkeys(r["measure"] for r in rows))
 by = {}
@@ -187,6 +270,7 @@ for m in measures:
     present = [p for p in peers if p in median]
     best = (min if lower_is_better else max)(present, key=lambda p: median[p])
     ratio = median["ours"] / median[best] if median[best] else float("nan")
+    http_ratio = median["ours-http"] / median[best] if "ours-http" in median and median[best] else None
     for s in systems:
         if s not in median:
             continue
@@ -200,12 +284,15 @@ for m in measures:
         if s == "ours":
             line["ratio"] = round(ratio, 2)
             line["best_peer"] = best
+        if s == "ours-http":
+            line["ratio"] = round(http_ratio, 2)
+            line["best_peer"] = best
         lines.append(line)
-    table.append((m, unit, median, best, ratio))
+    table.append((m, unit, median, best, ratio, http_ratio))
 lines.append({"measure": "pgbench_insert_1_client", "value": round(ref, 2), "unit": "tps"})
 lines.append({"measure": "pgbench_engine_drain_cycles_of_10", "value": round(cycles * 10, 2),
               "unit": "jobs/s", "ratio": round(cycles * 10 / ref, 2)})
-drain = [t for t in table if t[0].startswith("drain")]
+drain = [t for t in table if t[0].startswith("drain")]  # ours is in-process only
 ceiling = {"measure": "pgbench_engine_drain_cycles_of_500", "value": round(cycles500 * 500, 2), "unit": "jobs/s"}
 if drain and "ours" in drain[0][2]:
     ceiling["ratio"] = round(drain[0][2]["ours"] / (cycles500 * 500), 2)
@@ -216,11 +303,16 @@ with open(out, "w") as f:
 
 cell = lambda v: f"{v:,.2f}" if v < 100 else f"{v:,.0f}"
 head = ["measure", "unit"] + systems + ["best peer", "ours/best"]
+if "ours-http" in systems:
+    head.append("http/best")
 body = [[m, unit] + [cell(median[s]) if s in median else "-" for s in systems] + [best, f"{ratio:.2f}"]
-        for m, unit, median, best, ratio in table]
+        + (([f"{hr:.2f}" if hr is not None else "-"]) if "ours-http" in systems else [])
+        for m, unit, median, best, ratio, hr in table]
 widths = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
 print(f"Medians of {rounds} round(s); ours/best compares ours with the best peer (for jobs/s higher is")
-print("better for ours, for ms lower is).")
+print("better for ours, for ms lower is). ours-http: the packaged app over HTTP, one run after the")
+print("rounds (enqueues through POST /api/noop and /api/noop/batch, pickup from the HTTP request);")
+print("http/best compares it with the same best peer.")
 for r in [head] + body:
     print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
 print()

@@ -72,7 +72,7 @@ public interface JobsConfig {
   int claimAheadMax();
 
   /**
-   * With claims ahead, the most jobs beyond {@code max-concurrent} that one service's threads may
+   * With claims ahead, the most jobs beyond {@code max-concurrent} that one shard's threads may
    * have begun while their outcomes are not yet committed; a thread waits before it begins another
    * job claimed ahead until the next statement writes them. So it bounds what a sudden death of the
    * owner ({@code kill -9}) leaves to run again: the jobs running then, and at most this many that

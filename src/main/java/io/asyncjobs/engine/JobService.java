@@ -331,6 +331,15 @@ public abstract class JobService extends BaseService {
     return count;
   }
 
+  /** Tasks counted in a start gate (begun, fate not yet settled), every shard; for tests. */
+  int begunAtStartGate() {
+    int count = 0;
+    for (ShardRunner runner : runners) {
+      count += runner.begunAtStartGate();
+    }
+    return count;
+  }
+
   /**
    * Waits until every task started so far has returned from {@code process}.
    *

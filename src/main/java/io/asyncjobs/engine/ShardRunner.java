@@ -376,6 +376,11 @@ final class ShardRunner {
     return state.gate.waiting();
   }
 
+  /** Tasks counted in the start gate now. */
+  int begunAtStartGate() {
+    return state.gate.begun();
+  }
+
   /** The tasks in flight now. */
   List<Task> tasks() {
     return List.copyOf(state.inFlight.values());

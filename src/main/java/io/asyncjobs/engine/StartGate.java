@@ -6,8 +6,10 @@ package io.asyncjobs.engine;
  * this never exceeds {@code max-concurrent}. With claims ahead a thread takes the next job claimed
  * ahead as soon as {@code process} returns, while the outcome waits for the next statement; a
  * database that is slow to commit would then let the threads work through every job claimed ahead
- * with none of their outcomes written. The gate stops that: a thread waits before it begins a job
- * while the limit is reached, and each committed (or otherwise settled) outcome lets one in.
+ * with none of their outcomes written. A gate whose limit is below what claims ahead hold stops
+ * that: a thread waits before it begins a job while the limit is reached, and each committed (or
+ * otherwise settled) outcome lets one in. At the default limit, as many as a claim can hold ahead,
+ * it never binds.
  *
  * <p>So whatever an owner's sudden death leaves behind, it is at most {@link #limit()} jobs that
  * began here and whose outcome the next owner does not see: those run again.

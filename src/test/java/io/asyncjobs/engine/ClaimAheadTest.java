@@ -84,6 +84,37 @@ class ClaimAheadTest extends ControlledKindFixture {
 
     assertThat(count(JobStatus.DONE)).isEqualTo(12);
     assertThat(service.startOrder).containsExactlyInAnyOrderElementsOf(jobs);
+    assertThat(service.begunAtStartGate()).as("every task left the gate").isZero();
+  }
+
+  @Test
+  void shouldCountNothingAtTheStartGateOnceAThreadWaitingThereIsStoppedByALostLock()
+      throws Exception {
+    aheadWithQuickJobsSeen(2, null);
+    service.claimAheadUnwritten(0); // a job begins only while fewer than two lack an outcome
+    UUID quick = enqueue(Map.of());
+    UUID blocked = enqueue(Map.of("block", true));
+    List<UUID> waiting = List.of(enqueue(Map.of()), enqueue(Map.of()));
+    assertThat(service.runOnce().claimed()).isEqualTo(4);
+    service.awaitReturned(quick);
+    // quick finished (its outcome unwritten) and blocked runs: the thread freed by quick waits.
+    awaitAtGate(1, 2);
+
+    service.whenNotOwner(); // writes quick's outcome, interrupts the rest
+    service.release(blocked);
+    service.awaitReturned(blocked);
+    service.whenNotOwner();
+
+    assertThat(service.inFlightCount()).isZero();
+    assertThat(service.begunAtStartGate()).as("tasks still counted at the gate").isZero();
+    assertThat(service.waitingAtStartGate()).isZero();
+    assertThat(service.startOrder).containsExactlyInAnyOrder(quick, blocked);
+    assertThat(queue.getJob(quick).orElseThrow().status).isEqualTo(JobStatus.DONE);
+    for (UUID uid : waiting) {
+      Job back = queue.getJob(uid).orElseThrow();
+      assertThat(back.status).as("never begun, so back unrun").isEqualTo(JobStatus.PENDING);
+      assertThat(back.retryCount).isZero();
+    }
   }
 
   /** Waits until {@code threads} wait at the start gate with {@code begun} jobs begun so far. */
@@ -127,6 +158,7 @@ class ClaimAheadTest extends ControlledKindFixture {
     assertThat(count(JobStatus.DONE)).isEqualTo(2);
     assertThat(service.inFlightCount()).isZero();
     assertThat(service.awaitTasks(Duration.ofSeconds(2))).as("no slot held by the victim").isTrue();
+    assertThat(service.begunAtStartGate()).as("tasks still counted at the gate").isZero();
   }
 
   @Test
@@ -195,6 +227,7 @@ class ClaimAheadTest extends ControlledKindFixture {
 
     assertThat(released).isEqualTo(3);
     assertThat(service.startOrder).containsExactly(stuck);
+    assertThat(service.begunAtStartGate()).as("tasks still counted at the gate").isZero();
     for (UUID uid : List.of(stuck, waiting.get(0), waiting.get(1))) {
       Job job = queue.getJob(uid).orElseThrow();
       assertThat(job.status).isEqualTo(JobStatus.PENDING);

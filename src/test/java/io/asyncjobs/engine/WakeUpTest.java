@@ -116,7 +116,8 @@ public class WakeUpTest {
         });
     receiver.start();
     try {
-      // A job without a callback first: the wake-up that writes its outcome looks for none.
+      // A job without a callback first, whose wake-up finds no callback in flight and skips the
+      // lookup; the next job's must not skip it.
       UUID plain = queue.enqueue("controlled", Map.of(), null, null, null);
       assertThat(awaitFinalStatus(plain)).isEqualTo(JobStatus.DONE);
       String url = "http://127.0.0.1:" + receiver.getAddress().getPort() + "/hook";
