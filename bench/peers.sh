@@ -110,8 +110,8 @@ peers_start() {
 # (wrk, after BENCH_PEERS_HTTP_WARMUP seconds unmeasured): one job per POST /api/noop and 1,000 per
 # POST /api/noop/batch, each for BENCH_PEERS_ENQUEUE_SECONDS, with lock mode none, so that nothing
 # is processed meanwhile (as the in-process enqueues, which no worker runs beside); then, with the
-# app owning the queue, pickup from the HTTP request (bench/http_pickup.py, BENCH_PEERS_PICKUPS
-# enqueues 20 ms apart). Appends its figures to the raw file as system ours-http, round 1.
+# app owning the queue (restarted, and warmed up as long again with the jobs processed), pickup
+# from the HTTP request (bench/http_pickup.py, BENCH_PEERS_PICKUPS enqueues 20 ms apart). Appends its figures to the raw file as system ours-http, round 1.
 peers_http() {
   local seconds=${BENCH_PEERS_ENQUEUE_SECONDS:-15} warmup=${BENCH_PEERS_HTTP_WARMUP:-10}
   local pickups=${BENCH_PEERS_PICKUPS:-200} label body path
@@ -139,6 +139,15 @@ peers_http() {
   echo "bench: ours over HTTP, pickup from the request" >&2
   psql_ -c "TRUNCATE jobs, job_finished_minutes, noop_executions"
   BENCH_SKIP_BUILD=1 start_app peers-http-pickup
+  # A fresh JVM: the same warm-up as the enqueues, with the jobs processed this time.
+  wrk -t 1 -c 1 -d "${warmup}s" -H "Authorization: Bearer $token" -s bench/http_enqueue.lua \
+    "$base" -- "$work/peers-one.json" /api/noop >/dev/null
+  local drained=0
+  while [ "$(psql_ -At -c "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')")" != 0 ] \
+    && [ "$drained" -lt 600 ]; do
+    sleep 0.1
+    drained=$((drained + 1))
+  done
   python3 bench/http_pickup.py --port "$app_port" --token-file "$keys/token" --count "$pickups" \
     >"$work/peers-pickup.csv"
   local waited=0
