@@ -112,6 +112,16 @@ peers_start() {
 # is processed meanwhile (as the in-process enqueues, which no worker runs beside); then, with the
 # app owning the queue (restarted, and warmed up as long again with the jobs processed), pickup
 # from the HTTP request (bench/http_pickup.py, BENCH_PEERS_PICKUPS enqueues 20 ms apart). Appends its figures to the raw file as system ours-http, round 1.
+# Waits until no job is pending or running, at most $1 seconds.
+peers_http_drained() {
+  local left=$(($1 * 10))
+  while [ "$left" -gt 0 ] \
+    && [ "$(psql_ -At -c "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')")" != 0 ]; do
+    sleep 0.1
+    left=$((left - 1))
+  done
+}
+
 peers_http() {
   local seconds=${BENCH_PEERS_ENQUEUE_SECONDS:-15} warmup=${BENCH_PEERS_HTTP_WARMUP:-10}
   local pickups=${BENCH_PEERS_PICKUPS:-200} label body path
@@ -142,20 +152,10 @@ peers_http() {
   # A fresh JVM: the same warm-up as the enqueues, with the jobs processed this time.
   wrk -t 1 -c 1 -d "${warmup}s" -H "Authorization: Bearer $token" -s bench/http_enqueue.lua \
     "$base" -- "$work/peers-one.json" /api/noop >/dev/null
-  local drained=0
-  while [ "$(psql_ -At -c "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')")" != 0 ] \
-    && [ "$drained" -lt 600 ]; do
-    sleep 0.1
-    drained=$((drained + 1))
-  done
+  peers_http_drained 60
   python3 bench/http_pickup.py --port "$app_port" --token-file "$keys/token" --count "$pickups" \
     >"$work/peers-pickup.csv"
-  local waited=0
-  while [ "$(psql_ -At -c "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')")" != 0 ] \
-    && [ "$waited" -lt 300 ]; do
-    sleep 0.1
-    waited=$((waited + 1))
-  done
+  peers_http_drained 30
   local pickup
   pickup=$(psql_ -At -F ' ' -c "CREATE TEMPORARY TABLE pickup_sent (uid uuid, sent double precision)" \
     -c "\\copy pickup_sent FROM '$work/peers-pickup.csv' CSV" \
