@@ -18,6 +18,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.ToIntFunction;
 
 /**
  * A service that processes the jobs of one kind. A kind's author writes {@link #kind()}, {@link
@@ -315,29 +316,21 @@ public abstract class JobService extends BaseService {
 
   /** Jobs this process is working on now (or whose outcome is not yet written), every shard. */
   public int inFlightCount() {
-    int count = 0;
-    for (ShardRunner runner : runners) {
-      count += runner.inFlightCount();
-    }
-    return count;
+    return sumOverShards(ShardRunner::inFlightCount);
   }
 
   /** Worker threads waiting at a start gate for outcomes to be written, every shard; for tests. */
   int waitingAtStartGate() {
-    int count = 0;
-    for (ShardRunner runner : runners) {
-      count += runner.waitingAtStartGate();
-    }
-    return count;
+    return sumOverShards(ShardRunner::waitingAtStartGate);
   }
 
   /** Tasks counted in a start gate (begun, fate not yet settled), every shard; for tests. */
   int begunAtStartGate() {
-    int count = 0;
-    for (ShardRunner runner : runners) {
-      count += runner.begunAtStartGate();
-    }
-    return count;
+    return sumOverShards(ShardRunner::begunAtStartGate);
+  }
+
+  private int sumOverShards(ToIntFunction<ShardRunner> count) {
+    return runners.stream().mapToInt(count).sum();
   }
 
   /**

@@ -244,6 +244,8 @@ final class Refiller {
   /**
    * How many jobs a claim may take now: the threads not held by a task in flight or by a settled
    * one whose thread has not returned, and the room ahead of them the claim-ahead window allows.
+   * Sets the start gate's limit to go with that room: the threads alone without claims ahead, and
+   * {@code jobs.claim-ahead-unwritten-max} more with them.
    */
   private int claimRoom(ServiceSettings settings) {
     state.stragglers.removeIf(Task::returned);

@@ -11,8 +11,8 @@ package io.asyncjobs.engine;
  * otherwise settled) outcome lets one in. At the default limit, as many as a claim can hold ahead,
  * it never binds.
  *
- * <p>So whatever an owner's sudden death leaves behind, it is at most {@link #limit()} jobs that
- * began here and whose outcome the next owner does not see: those run again.
+ * <p>So whatever an owner's sudden death leaves behind, it is at most the limit's worth of jobs
+ * that began here and whose outcome the next owner does not see: those run again.
  */
 final class StartGate {
 
@@ -21,7 +21,7 @@ final class StartGate {
 
   private int limit;
 
-  /** Threads waiting to enter, for tests and the metric that shows a gate holding work back. */
+  /** Threads waiting to enter; for tests. */
   private int waiting;
 
   StartGate(int limit) {
@@ -34,10 +34,6 @@ final class StartGate {
       limit = newLimit;
       notifyAll();
     }
-  }
-
-  synchronized int limit() {
-    return limit;
   }
 
   /**
