@@ -59,22 +59,14 @@ suite_enqueue() {
   psql_ -c "TRUNCATE jobs, job_finished_minutes"
 
   python3 - "$out" "$ref_tps" <<'PY'
-import json, re, sys
+import json, sys
+sys.path.insert(0, "bench")
+from wrk_figures import read
 out, ref_tps = sys.argv[1], float(sys.argv[2])
 inproc = {r["measure"]: r for r in map(json.loads, open(out + "/enqueue-inprocess.jsonl"))}
 
 def wrk(label):
-    text = open(f"{out}/enqueue-wrk-{label}.txt").read()
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", text)
-    sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
-    errors = (int(bad.group(1)) if bad else 0) + (sum(map(int, sock.groups())) if sock else 0)
-    if errors:
-        sys.exit(f"bench: {errors} requests of {label} failed; see {out}/enqueue-wrk-{label}.txt")
-    def ms(p):
-        m = re.search(r"^\s*" + p + r"%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
-        return float(m.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[m.group(2)]
-    return rps, ms("50"), ms("99")
+    return read(f"{out}/enqueue-wrk-{label}.txt", label)
 
 rows = []
 for name, per, measure in (("one", 1, "enqueue_one_at_a_time"), ("batch", 1000, "enqueue_batches_of_1000")):

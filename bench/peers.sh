@@ -111,17 +111,8 @@ peers_start() {
 # POST /api/noop/batch, each for BENCH_PEERS_ENQUEUE_SECONDS, with lock mode none, so that nothing
 # is processed meanwhile (as the in-process enqueues, which no worker runs beside); then, with the
 # app owning the queue (restarted, and warmed up as long again with the jobs processed), pickup
-# from the HTTP request (bench/http_pickup.py, BENCH_PEERS_PICKUPS enqueues 20 ms apart). Appends its figures to the raw file as system ours-http, round 1.
-# Waits until no job is pending or running, at most $1 seconds.
-peers_http_drained() {
-  local left=$(($1 * 10))
-  while [ "$left" -gt 0 ] \
-    && [ "$(psql_ -At -c "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')")" != 0 ]; do
-    sleep 0.1
-    left=$((left - 1))
-  done
-}
-
+# from the HTTP request (bench/http_pickup.py, BENCH_PEERS_PICKUPS enqueues 20 ms apart). Appends
+# its figures to the raw file as system ours-http, round 1.
 peers_http() {
   local seconds=${BENCH_PEERS_ENQUEUE_SECONDS:-15} warmup=${BENCH_PEERS_HTTP_WARMUP:-10}
   local pickups=${BENCH_PEERS_PICKUPS:-200} label body path
@@ -152,33 +143,23 @@ peers_http() {
   # A fresh JVM: the same warm-up as the enqueues, with the jobs processed this time.
   wrk -t 1 -c 1 -d "${warmup}s" -H "Authorization: Bearer $token" -s bench/http_enqueue.lua \
     "$base" -- "$work/peers-one.json" /api/noop >/dev/null
-  peers_http_drained 60
+  await_drained 60
   python3 bench/http_pickup.py --port "$app_port" --token-file "$keys/token" --count "$pickups" \
     >"$work/peers-pickup.csv"
-  peers_http_drained 30
+  await_drained 30
   local pickup
-  pickup=$(psql_ -At -F ' ' -c "CREATE TEMPORARY TABLE pickup_sent (uid uuid, sent double precision)" \
-    -c "\\copy pickup_sent FROM '$work/peers-pickup.csv' CSV" \
-    -c "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 2),
-               round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 2), count(*)
-          FROM (SELECT extract(epoch FROM e.started_at) * 1000 - s.sent * 1000 AS ms
-                  FROM pickup_sent s JOIN noop_executions e ON e.uid = s.uid) t")
+  pickup=$(pickup_figures "$work/peers-pickup.csv")
   stop_pid "$app_pid"
 
-  # shellcheck disable=SC2086 # three fields: p50, p99, samples
+  # shellcheck disable=SC2086 # pickup_figures' fields: p50, p99, samples, then the two parts
   python3 - "$out" "$peers_raw" $pickup <<'PY'
-import json, re, sys
+import json, sys
+sys.path.insert(0, "bench")
+from wrk_figures import read
 out, raw, p50, p99, samples = sys.argv[1:6]
 
 def wrk(label):
-    text = open(f"{out}/peers-http-{label}.txt").read()
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", text)
-    sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
-    errors = (int(bad.group(1)) if bad else 0) + (sum(map(int, sock.groups())) if sock else 0)
-    if errors:
-        sys.exit(f"bench: {errors} requests of ours over HTTP ({label}) failed; see {out}/peers-http-{label}.txt")
-    return rps
+    return read(f"{out}/peers-http-{label}.txt", f"ours over HTTP ({label})")[0]
 
 line = lambda measure, value, unit, **more: json.dumps(
     {"system": "ours-http", "round": 1, "measure": measure, "value": round(value, 2), "unit": unit, **more})

@@ -192,6 +192,35 @@ native_runner() {
   echo "$runner"
 }
 
+# Waits until no job is pending or running, at most $1 seconds.
+await_drained() {
+  local left=$(($1 * 10))
+  while [ "$left" -gt 0 ] \
+    && [ "$(psql_ -At -c "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')")" != 0 ]; do
+    sleep 0.1
+    left=$((left - 1))
+  done
+}
+
+# Pickup from the HTTP request: bench/http_pickup.py's lines (uid,sent) in the CSV file $1, joined
+# with the noop kind's executions. Prints, in ms: p50, p99, the jobs joined, then the p50 of each
+# part, split at jobs.created_at (which the app reads from its clock when the enqueue reaches the
+# queue): the HTTP request up to there, then the insert, its commit, the wake-up, the claim and the
+# hand-over to a thread.
+pickup_figures() {
+  psql_ -At -F ' ' -c "CREATE TEMPORARY TABLE pickup_sent (uid uuid, sent double precision)" \
+    -c "\\copy pickup_sent FROM '$1' CSV" \
+    -c "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 2),
+               round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 2), count(*),
+               round(percentile_cont(0.5) WITHIN GROUP (ORDER BY to_insert)::numeric, 2),
+               round(percentile_cont(0.5) WITHIN GROUP (ORDER BY to_process)::numeric, 2)
+          FROM (SELECT extract(epoch FROM e.started_at) * 1000 - s.sent * 1000 AS ms,
+                       extract(epoch FROM j.created_at) * 1000 - s.sent * 1000 AS to_insert,
+                       extract(epoch FROM e.started_at - j.created_at) * 1000 AS to_process
+                  FROM pickup_sent s JOIN noop_executions e ON e.uid = s.uid
+                  JOIN jobs j ON j.uid = s.uid) t"
+}
+
 # The reference: pgbench, one client, one INSERT of a ~200-byte row into a uuid-keyed table per
 # transaction, for 10 s. Prints its tps.
 reference_insert_tps() {
@@ -289,18 +318,10 @@ suite_http() {
   tick=$(getconf CLK_TCK)
   api() { curl -fsS -H "Authorization: Bearer $token" "$@"; }
   json_field() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]] or "")' "$1"; }
-  # Waits until no noop job is pending or running, at most $1 seconds.
-  drain() {
-    local left=$(($1 * 2))
-    while [ "$left" -gt 0 ] && [ "$(psql_ -At -c "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')")" != 0 ]; do
-      sleep 0.5
-      left=$((left - 1))
-    done
-  }
   # A short unmeasured warm-up, so the load phase does not time the JIT compiler.
   python3 bench/http_load.py --port "$app_port" --token-file "$keys/token" --seconds 5 \
     --pollers 20 --rate 20 --sleep-ms 100 >"$out/http-warmup.json"
-  drain 30
+  await_drained 30
 
   # 1. Load: pollers following jobs plus paced enqueues.
   echo "bench: load, $pollers pollers + $rate enqueues/s for ${seconds}s" >&2
@@ -312,25 +333,15 @@ suite_http() {
   load_ticks=$(($(app_ticks) - load_ticks))
   local done_in_window
   done_in_window=$(($(psql_ -At -c "SELECT count(*) FROM jobs WHERE status = 'done'") - done_before))
-  drain 60
+  await_drained 60
 
   # 1b. Pickup from the HTTP request: 200 single enqueues 20 ms apart on one connection (after 20
   # unmeasured), from the moment each request is sent to the start of its job's process.
   echo "bench: pickup over HTTP, 200 enqueues 20 ms apart" >&2
   python3 bench/http_pickup.py --port "$app_port" --token-file "$keys/token" >"$work/pickup.csv"
-  drain 30
+  await_drained 30
   local pickup
-  pickup=$(psql_ -At -F ' ' -c "CREATE TEMPORARY TABLE pickup_sent (uid uuid, sent double precision)" \
-    -c "\\copy pickup_sent FROM '$work/pickup.csv' CSV" \
-    -c "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 2),
-               round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 2), count(*),
-               round(percentile_cont(0.5) WITHIN GROUP (ORDER BY to_insert)::numeric, 2),
-               round(percentile_cont(0.5) WITHIN GROUP (ORDER BY to_process)::numeric, 2)
-          FROM (SELECT extract(epoch FROM e.started_at) * 1000 - s.sent * 1000 AS ms,
-                       extract(epoch FROM j.created_at) * 1000 - s.sent * 1000 AS to_insert,
-                       extract(epoch FROM e.started_at - j.created_at) * 1000 AS to_process
-                  FROM pickup_sent s JOIN noop_executions e ON e.uid = s.uid
-                  JOIN jobs j ON j.uid = s.uid) t")
+  pickup=$(pickup_figures "$work/pickup.csv")
 
   # 2. Status GET throughput: 8 keep-alive connections over done jobs, against PostgreSQL alone
   # selecting the same rows by primary key with 8 clients.
@@ -479,9 +490,7 @@ path, p50, p99, samples, to_insert, to_process = sys.argv[1:7]
 with open(path, "a") as f:
     f.write(json.dumps({"measure": "pickup_p50_from_http_request", "value": float(p50), "unit": "ms", "samples": int(samples)}) + "\n")
     f.write(json.dumps({"measure": "pickup_p99_from_http_request", "value": float(p99), "unit": "ms", "samples": int(samples)}) + "\n")
-    # The two parts, split at jobs.created_at, which the app reads from its clock when the
-    # enqueue reaches the queue: the HTTP request up to there (parsing, token, checks), then the
-    # insert, its commit, the wake-up, the claim and the hand-over to a thread.
+    # The two parts (see pickup_figures).
     f.write(json.dumps({"measure": "pickup_p50_http_request_to_insert", "value": float(to_insert), "unit": "ms"}) + "\n")
     f.write(json.dumps({"measure": "pickup_p50_insert_to_process", "value": float(to_process), "unit": "ms"}) + "\n")
 PY
