@@ -7,13 +7,19 @@ import io.asyncjobs.queue.Completion;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobClaims;
 import io.asyncjobs.queue.JobPriority;
+import io.asyncjobs.queue.JobStatus;
 import io.asyncjobs.queue.StoreException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -36,6 +42,26 @@ final class Refiller {
       Executors.newSingleThreadScheduledExecutor(
           r -> {
             Thread t = new Thread(r, "jobs-due-timer");
+            t.setDaemon(true);
+            return t;
+          });
+
+  /**
+   * From how many riders a wake-up writes their outcomes beside its claim ({@link
+   * #writeBesideClaim}) rather than in the claim's statement. Below it the second connection and
+   * the hand-off cost more than running the two updates side by side saves, and one statement keeps
+   * the pickup of a lone job at one round trip.
+   */
+  static final int SIDE_WRITE_MIN = 64;
+
+  /**
+   * Writes wake-ups' outcomes beside their claims; a runner has at most one such write at a time
+   * (under its run lock), so the threads are at most the runners waking at once.
+   */
+  private static final ExecutorService SIDE_WRITER =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "jobs-outcome-writer");
             t.setDaemon(true);
             return t;
           });
@@ -188,7 +214,7 @@ final class Refiller {
         JobClaims.Claimed c = context.jobClaims().claimMany(claim);
         claimed = c.jobs();
         fenced = c.fenced();
-      } else {
+      } else if (completions.size() < SIDE_WRITE_MIN) {
         JobClaims.CompleteAndClaim both =
             context.jobClaims().completeAndClaimMany(completions, settings.retention(), claim);
         long written = traces.now();
@@ -199,6 +225,10 @@ final class Refiller {
         state.forget(combined);
         claimed = both.claimed();
         fenced = both.fenced();
+      } else {
+        JobClaims.Claimed c = writeBesideClaim(riders, settings, epoch, claim, claimStart, tally);
+        claimed = c.jobs();
+        fenced = c.fenced();
       }
       long claimEnd = traces.now();
       if (fenced) {
@@ -211,6 +241,81 @@ final class Refiller {
       LOG.debugf("%s: a wake-up's write failed: %s", state.label(), e.getMessage());
     }
     return fenced;
+  }
+
+  /**
+   * Writes the riders' outcomes on a connection of their own while the claim runs on another, and
+   * waits for both: the two statements update disjoint rows, and on a server with more than one
+   * core they run side by side instead of one after the other. Each is as when it runs alone: the
+   * outcomes under their epoch (as the tick's reap writes them), the claim under the fence. What
+   * one of them did stands when the other fails: outcomes written are counted and their tasks
+   * forgotten, jobs claimed are started (their rows are running under this epoch). A failed write
+   * leaves its tasks in flight for the next run, as a failed combined statement does; a failed
+   * claim is thrown once the write is accounted for.
+   */
+  private JobClaims.Claimed writeBesideClaim(
+      Reaper.Riders riders,
+      ServiceSettings settings,
+      long epoch,
+      JobClaims.ClaimRequest claim,
+      long claimStart,
+      Tally tally) {
+    JobTraces traces = context.traces();
+    List<Completion> completions = riders.completions();
+    Future<Map<UUID, JobStatus>> write =
+        SIDE_WRITER.submit(
+            () -> context.jobOutcomes().completeMany(completions, epoch, settings.retention()));
+    JobClaims.Claimed claimed = null;
+    StoreException claimFailure = null;
+    try {
+      claimed = context.jobClaims().claimMany(claim);
+    } catch (StoreException e) {
+      claimFailure = e;
+    }
+    try {
+      Map<UUID, JobStatus> written = awaitUninterruptibly(write);
+      long writtenAt = traces.now();
+      for (Task task : riders.tasks()) {
+        traces.step(task.span, JobTraces.OUTCOME, claimStart, writtenAt);
+      }
+      outcomes.tally(completions, written, epoch, tally);
+      state.forget(riders.tasks());
+    } catch (StoreException e) {
+      // The outcomes stay in flight; the next run writes them. The claim's jobs start regardless.
+      LOG.debugf("%s: a wake-up's outcome write failed: %s", state.label(), e.getMessage());
+    } catch (RuntimeException e) {
+      LOG.warnf(e, "%s: a wake-up's outcome write failed; the next run writes them", state.label());
+    }
+    if (claimFailure != null) {
+      throw claimFailure;
+    }
+    return claimed;
+  }
+
+  /**
+   * The side write's answer, waited for whatever interrupts come (the tasks' books depend on it);
+   * an interrupt is kept for the caller.
+   */
+  private static <T> T awaitUninterruptibly(Future<T> future) {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return future.get();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (ExecutionException e) {
+          if (e.getCause() instanceof RuntimeException failure) {
+            throw failure;
+          }
+          throw new IllegalStateException(e.getCause());
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
   /**

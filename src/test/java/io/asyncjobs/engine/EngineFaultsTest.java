@@ -109,6 +109,86 @@ class EngineFaultsTest {
   }
 
   @Test
+  void shouldStartTheClaimedJobsWhenTheOutcomeWriteBesideTheClaimFails() throws Exception {
+    int threads = Refiller.SIDE_WRITE_MIN + 6;
+    settings.update("controlled", new SettingsOverride(null, threads, null, null));
+    List<UUID> jobs = enqueueMany(3 * threads);
+    assertThat(service.runOnce().claimed()).isEqualTo(threads);
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    failUpdatesTo("done");
+
+    TickResult wake = service.wakeOnce();
+
+    assertThat(wake.done()).isZero();
+    assertThat(wake.claimed()).as("the claim beside the failed write stands").isEqualTo(threads);
+    assertThat(service.inFlightCount()).as("the outcomes are kept").isEqualTo(2 * threads);
+    assertThat(countByStatus("running")).isEqualTo(2 * threads);
+    // The claimed jobs wait at the start gate while as many finished ones are unwritten.
+    awaitTrue(() -> service.waitingAtStartGate() == threads, Duration.ofSeconds(5));
+    assertThat(service.startOrder).hasSize(threads);
+
+    db.update("DROP TRIGGER fail_outcomes ON jobs");
+    assertThat(service.wakeOnce().done()).isEqualTo(threads);
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).as("the gate let them in").isTrue();
+    while (countByStatus("done") < jobs.size()) {
+      service.wakeOnce();
+      assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    }
+    assertThat(service.startOrder).as("each ran once").doesNotHaveDuplicates().hasSize(jobs.size());
+    assertThat(service.inFlightCount()).isZero();
+  }
+
+  @Test
+  void shouldWriteTheOutcomesWhenTheClaimBesideThemFails() throws Exception {
+    int threads = Refiller.SIDE_WRITE_MIN + 6;
+    settings.update("controlled", new SettingsOverride(null, threads, null, null));
+    List<UUID> jobs = enqueueMany(2 * threads);
+    assertThat(service.runOnce().claimed()).isEqualTo(threads);
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    failUpdatesTo("running");
+
+    TickResult wake = service.wakeOnce();
+
+    assertThat(wake.done()).as("the write beside the failed claim stands").isEqualTo(threads);
+    assertThat(wake.claimed()).isZero();
+    assertThat(service.inFlightCount()).isZero();
+    assertThat(countByStatus("pending")).isEqualTo(threads);
+
+    db.update("DROP TRIGGER fail_outcomes ON jobs");
+    assertThat(service.wakeOnce().claimed()).isEqualTo(threads);
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    assertThat(service.wakeOnce().done()).isEqualTo(threads);
+    assertThat(countByStatus("done")).isEqualTo(jobs.size());
+    assertThat(service.startOrder).as("each ran once").doesNotHaveDuplicates().hasSize(jobs.size());
+  }
+
+  /** The database refuses every update to {@code status}, as if the connection went away. */
+  private void failUpdatesTo(String status) {
+    db.update(
+        "CREATE OR REPLACE FUNCTION fail_outcome() RETURNS trigger LANGUAGE plpgsql AS $$"
+            + " BEGIN RAISE EXCEPTION 'connection lost' USING ERRCODE = '08006'; END $$");
+    db.update(
+        "CREATE TRIGGER fail_outcomes BEFORE UPDATE ON jobs FOR EACH ROW"
+            + " WHEN (NEW.status = '"
+            + status
+            + "') EXECUTE FUNCTION fail_outcome()");
+  }
+
+  private List<UUID> enqueueMany(int count) {
+    List<UUID> jobs = new java.util.ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      jobs.add(enqueue(Map.of("result", Map.of("i", i))));
+    }
+    return jobs;
+  }
+
+  private long countByStatus(String status) {
+    return ((Number)
+            db.query("SELECT count(*) AS n FROM jobs WHERE status = ?", status).get(0).get("n"))
+        .longValue();
+  }
+
+  @Test
   void shouldKeepAFailedAttemptWhoseWriteFailedAndRunTheJobOnlyOnceMoreAfterIt() throws Exception {
     settings.update("controlled", new SettingsOverride(null, 2, null, null, null, null, null, 3));
     service.runOnce(); // reads the settings

@@ -333,6 +333,40 @@ class JobServiceTest extends ControlledKindFixture {
   }
 
   @Test
+  void shouldWriteManyOutcomesBesideTheClaimOnAWakeUp() throws Exception {
+    int threads = Refiller.SIDE_WRITE_MIN + 6;
+    settings.update("controlled", new SettingsOverride(null, threads, null, null));
+    List<UUID> jobs = new ArrayList<>();
+    for (int i = 0; i < 2 * threads + 5; i++) {
+      jobs.add(enqueue(Map.of("result", Map.of("i", i))));
+    }
+    assertThat(service.runOnce().claimed()).isEqualTo(threads);
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+
+    TickResult wake = service.wakeOnce();
+
+    assertThat(wake.done()).isEqualTo(threads);
+    assertThat(wake.claimed()).isEqualTo(threads);
+    assertThat(service.inFlightCount()).as("the written tasks left the books").isEqualTo(threads);
+    for (int i = 0; i < threads; i++) {
+      Job job = queue.getJob(jobs.get(i)).orElseThrow();
+      assertThat(job.status).isEqualTo(JobStatus.DONE);
+      assertThat(job.result).containsEntry("i", i);
+    }
+    for (int i = threads; i < 2 * threads; i++) {
+      assertThat(queue.getJob(jobs.get(i)).orElseThrow().status).isEqualTo(JobStatus.RUNNING);
+    }
+    assertThat(countByStatus(JobStatus.PENDING)).isEqualTo(5);
+
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    assertThat(service.wakeOnce().done()).isEqualTo(threads);
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    service.runOnce();
+    assertThat(countByStatus(JobStatus.DONE)).isEqualTo(jobs.size());
+    assertThat(service.startOrder).as("each ran once").doesNotHaveDuplicates().hasSize(jobs.size());
+  }
+
+  @Test
   void shouldFenceAStaleOutcomeOnAWakeUpToo() throws Exception {
     UUID uid = enqueue(Map.of("block", true));
     service.runOnce();
