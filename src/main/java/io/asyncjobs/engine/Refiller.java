@@ -280,6 +280,9 @@ final class Refiller {
       }
       outcomes.tally(completions, written, epoch, tally);
       state.forget(riders.tasks());
+      LOG.debugf(
+          "%s: wrote %d outcomes beside a claim of %d",
+          state.label(), written.size(), claimed == null ? 0 : claimed.jobs().size());
     } catch (StoreException e) {
       // The outcomes stay in flight; the next run writes them. The claim's jobs start regardless.
       LOG.debugf("%s: a wake-up's outcome write failed: %s", state.label(), e.getMessage());

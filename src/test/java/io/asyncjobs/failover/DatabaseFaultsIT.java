@@ -3,6 +3,7 @@ package io.asyncjobs.failover;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.asyncjobs.testing.ServiceProcess;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -44,6 +45,42 @@ class DatabaseFaultsIT {
     cluster.awaitDrained(Duration.ofSeconds(120));
 
     assertClean(cluster.report("sessions terminated 3 times, 1.5 s apart", ms(recovery)));
+  }
+
+  @Test
+  void shouldLoseFailAndOverlapNothingWhenSessionsDieWhileOutcomesAreWrittenBesideClaims()
+      throws Exception {
+    // Jobs that take no time on 16 threads, claimed ahead as shipped: a wake-up carries a hundred
+    // outcomes or more, written on a second connection beside its claim. The terminations cut the
+    // write, the claim or both.
+    ServiceProcess[] pair =
+        startReplicas(
+            "beside",
+            Map.of(
+                "JOBS_SERVICES_NOOP_MAX_CONCURRENT",
+                "16",
+                "QUARKUS_LOG_CATEGORY__IO_ASYNCJOBS_ENGINE__LEVEL",
+                "DEBUG"));
+    cluster.enqueue(12_000, 0);
+    cluster.awaitDone(1_000, Duration.ofSeconds(60));
+
+    for (int i = 0; i < 3; i++) {
+      assertThat(cluster.terminateSessions()).isPositive();
+      Thread.sleep(400);
+    }
+    Duration recovery = progressAgain();
+    cluster.awaitDrained(Duration.ofSeconds(120));
+
+    assertClean(
+        cluster.report(
+            "sessions terminated 3 times while outcomes are written beside claims", ms(recovery)));
+    long besides = 0;
+    for (ServiceProcess replica : pair) {
+      try (var lines = Files.lines(replica.log)) {
+        besides += lines.filter(l -> l.contains("outcomes beside a claim")).count();
+      }
+    }
+    assertThat(besides).as("wake-ups that wrote their outcomes beside their claims").isPositive();
   }
 
   @Test
