@@ -249,9 +249,11 @@ final class Refiller {
    * core they run side by side instead of one after the other. Each is as when it runs alone: the
    * outcomes under their epoch (as the tick's reap writes them), the claim under the fence. What
    * one of them did stands when the other fails: outcomes written are counted and their tasks
-   * forgotten, jobs claimed are started (their rows are running under this epoch). A failed write
-   * leaves its tasks in flight for the next run, as a failed combined statement does; a failed
-   * claim is thrown once the write is accounted for.
+   * forgotten, jobs claimed are started (their rows are running under this epoch; while as many
+   * finished tasks are unwritten, they wait at the start gate). A failed write leaves its tasks in
+   * flight for the next run, as a failed combined statement does; whatever the claim throws is
+   * thrown once the write is accounted for. The wake-up holds two of the pool's connections
+   * meanwhile.
    */
   private JobClaims.Claimed writeBesideClaim(
       Reaper.Riders riders,
@@ -266,10 +268,12 @@ final class Refiller {
         SIDE_WRITER.submit(
             () -> context.jobOutcomes().completeMany(completions, epoch, settings.retention()));
     JobClaims.Claimed claimed = null;
-    StoreException claimFailure = null;
+    // Whatever the claim throws, the write is waited for and accounted for first: left running, it
+    // would commit outcomes whose tasks stay in flight, and the next run would count them fenced.
+    Throwable claimFailure = null;
     try {
       claimed = context.jobClaims().claimMany(claim);
-    } catch (StoreException e) {
+    } catch (RuntimeException | Error e) {
       claimFailure = e;
     }
     try {
@@ -289,8 +293,11 @@ final class Refiller {
     } catch (RuntimeException e) {
       LOG.warnf(e, "%s: a wake-up's outcome write failed; the next run writes them", state.label());
     }
-    if (claimFailure != null) {
-      throw claimFailure;
+    if (claimFailure instanceof RuntimeException failure) {
+      throw failure;
+    }
+    if (claimFailure instanceof Error error) {
+      throw error;
     }
     return claimed;
   }

@@ -51,8 +51,8 @@ class DatabaseFaultsIT {
   void shouldLoseFailAndOverlapNothingWhenSessionsDieWhileOutcomesAreWrittenBesideClaims()
       throws Exception {
     // Jobs that take no time on 16 threads, claimed ahead as shipped: a wake-up carries a hundred
-    // outcomes or more, written on a second connection beside its claim. The terminations cut the
-    // write, the claim or both.
+    // outcomes or more, written on a second connection beside its claim, so a termination may cut
+    // the write, the claim, both, or a combined statement. EngineFaultsTest fails each half alone.
     ServiceProcess[] pair =
         startReplicas(
             "beside",
