@@ -21,6 +21,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jboss.logging.Logger;
@@ -39,12 +40,7 @@ final class Refiller {
 
   /** One timer thread for every runner's next due delayed job; it only asks for a wake-up. */
   private static final ScheduledExecutorService DUE_TIMER =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "jobs-due-timer");
-            t.setDaemon(true);
-            return t;
-          });
+      Executors.newSingleThreadScheduledExecutor(daemons("jobs-due-timer"));
 
   /**
    * From how many riders a wake-up writes their outcomes beside its claim ({@link
@@ -59,12 +55,16 @@ final class Refiller {
    * (under its run lock), so the threads are at most the runners waking at once.
    */
   private static final ExecutorService SIDE_WRITER =
-      Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, "jobs-outcome-writer");
-            t.setDaemon(true);
-            return t;
-          });
+      Executors.newCachedThreadPool(daemons("jobs-outcome-writer"));
+
+  /** Daemon threads named {@code name}: neither executor keeps the process alive. */
+  private static ThreadFactory daemons(String name) {
+    return r -> {
+      Thread t = new Thread(r, name);
+      t.setDaemon(true);
+      return t;
+    };
+  }
 
   private final JobService service;
   private final EngineContext context;
@@ -217,12 +217,7 @@ final class Refiller {
       } else if (completions.size() < SIDE_WRITE_MIN) {
         JobClaims.CompleteAndClaim both =
             context.jobClaims().completeAndClaimMany(completions, settings.retention(), claim);
-        long written = traces.now();
-        for (Task task : combined) {
-          traces.step(task.span, JobTraces.OUTCOME, claimStart, written);
-        }
-        outcomes.tally(completions, both.written(), epoch, tally);
-        state.forget(combined);
+        settle(riders, both.written(), epoch, claimStart, tally);
         claimed = both.claimed();
         fenced = both.fenced();
       } else {
@@ -262,7 +257,6 @@ final class Refiller {
       JobClaims.ClaimRequest claim,
       long claimStart,
       Tally tally) {
-    JobTraces traces = context.traces();
     List<Completion> completions = riders.completions();
     Future<Map<UUID, JobStatus>> write =
         SIDE_WRITER.submit(
@@ -278,12 +272,7 @@ final class Refiller {
     }
     try {
       Map<UUID, JobStatus> written = awaitUninterruptibly(write);
-      long writtenAt = traces.now();
-      for (Task task : riders.tasks()) {
-        traces.step(task.span, JobTraces.OUTCOME, claimStart, writtenAt);
-      }
-      outcomes.tally(completions, written, epoch, tally);
-      state.forget(riders.tasks());
+      settle(riders, written, epoch, claimStart, tally);
       LOG.debugf(
           "%s: wrote %d outcomes beside a claim of %d",
           state.label(), written.size(), claimed == null ? 0 : claimed.jobs().size());
@@ -300,6 +289,25 @@ final class Refiller {
       throw error;
     }
     return claimed;
+  }
+
+  /**
+   * The riders' outcomes are committed ({@code written}: the rows written and their statuses):
+   * their spans get the outcome step, the tally counts them (the rest as fenced) and they leave the
+   * books.
+   */
+  private void settle(
+      Reaper.Riders riders,
+      Map<UUID, JobStatus> written,
+      long epoch,
+      long claimStart,
+      Tally tally) {
+    long writtenAt = context.traces().now();
+    for (Task task : riders.tasks()) {
+      context.traces().step(task.span, JobTraces.OUTCOME, claimStart, writtenAt);
+    }
+    outcomes.tally(riders.completions(), written, epoch, tally);
+    state.forget(riders.tasks());
   }
 
   /**

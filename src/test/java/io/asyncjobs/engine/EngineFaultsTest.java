@@ -111,10 +111,7 @@ class EngineFaultsTest {
   @Test
   void shouldKeepTheClaimWhenTheOutcomeWriteBesideItFailsAndRunEachJobOnce() throws Exception {
     int threads = Refiller.SIDE_WRITE_MIN + 6;
-    settings.update("controlled", new SettingsOverride(null, threads, null, null));
-    List<UUID> jobs = enqueueMany(3 * threads);
-    assertThat(service.runOnce().claimed()).isEqualTo(threads);
-    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    List<UUID> jobs = finishedUnwritten(threads, 3 * threads);
     failUpdatesTo("done");
 
     TickResult wake = service.wakeOnce();
@@ -142,10 +139,7 @@ class EngineFaultsTest {
   @Test
   void shouldWriteTheOutcomesWhenTheClaimBesideThemFails() throws Exception {
     int threads = Refiller.SIDE_WRITE_MIN + 6;
-    settings.update("controlled", new SettingsOverride(null, threads, null, null));
-    List<UUID> jobs = enqueueMany(2 * threads);
-    assertThat(service.runOnce().claimed()).isEqualTo(threads);
-    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    List<UUID> jobs = finishedUnwritten(threads, 2 * threads);
     failUpdatesTo("running");
 
     TickResult wake = service.wakeOnce();
@@ -173,6 +167,18 @@ class EngineFaultsTest {
             + " WHEN (NEW.status = '"
             + status
             + "') EXECUTE FUNCTION fail_outcome()");
+  }
+
+  /**
+   * {@code count} jobs queued for a kind of {@code threads} threads, the first {@code threads}
+   * claimed by a tick and finished, their outcomes unwritten: the next wake-up carries them all.
+   */
+  private List<UUID> finishedUnwritten(int threads, int count) throws InterruptedException {
+    settings.update("controlled", new SettingsOverride(null, threads, null, null));
+    List<UUID> jobs = enqueueMany(count);
+    assertThat(service.runOnce().claimed()).isEqualTo(threads);
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    return jobs;
   }
 
   private List<UUID> enqueueMany(int count) {
