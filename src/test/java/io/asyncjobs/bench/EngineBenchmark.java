@@ -104,16 +104,8 @@ class EngineBenchmark {
     // free threads (claim-ahead 0s), the default before.
     double first = drainAll("bench_drain");
     record("drain_noop_first_of_process", first, "jobs/s", first / reference);
-    List<Double> warm = new ArrayList<>();
-    for (int round = 1; round <= 3; round++) {
-      queue.enqueue(newJobs("bench_drain_warm_" + round, JOBS));
-      warm.add(drainAll("bench_drain_warm_" + round));
-    }
-    List<Double> drains = new ArrayList<>();
-    for (int round = 1; round <= 3; round++) {
-      queue.enqueue(newJobs("bench_drain_" + round, JOBS));
-      drains.add(drainAll("bench_drain_" + round));
-    }
+    List<Double> warm = drainFreshKinds("bench_drain_warm_", 3);
+    List<Double> drains = drainFreshKinds("bench_drain_", 3);
     System.out.println(
         "drain first " + first + ", warm-up " + warm + ", then rounds, jobs/s: " + drains);
     Collections.sort(drains);
@@ -272,6 +264,16 @@ class EngineBenchmark {
                 .get(0)
                 .get("n"))
         .isEqualTo((long) JOBS);
+    return drained;
+  }
+
+  /** Drains {@link #JOBS} jobs on each of {@code rounds} fresh kinds named {@code prefix} + n. */
+  private List<Double> drainFreshKinds(String prefix, int rounds) throws Exception {
+    List<Double> drained = new ArrayList<>();
+    for (int round = 1; round <= rounds; round++) {
+      queue.enqueue(newJobs(prefix + round, JOBS));
+      drained.add(drainAll(prefix + round));
+    }
     return drained;
   }
 

@@ -37,10 +37,7 @@ class DatabaseFaultsIT {
     cluster.enqueue(3_000, 10);
     cluster.awaitDone(300, Duration.ofSeconds(60));
 
-    for (int i = 0; i < 3; i++) {
-      assertThat(cluster.terminateSessions()).isPositive();
-      Thread.sleep(1_500);
-    }
+    terminateSessions(3, Duration.ofMillis(1_500));
     Duration recovery = progressAgain();
     cluster.awaitDrained(Duration.ofSeconds(120));
 
@@ -64,10 +61,7 @@ class DatabaseFaultsIT {
     cluster.enqueue(12_000, 0);
     cluster.awaitDone(1_000, Duration.ofSeconds(60));
 
-    for (int i = 0; i < 3; i++) {
-      assertThat(cluster.terminateSessions()).isPositive();
-      Thread.sleep(400);
-    }
+    terminateSessions(3, Duration.ofMillis(400));
     Duration recovery = progressAgain();
     cluster.awaitDrained(Duration.ofSeconds(120));
 
@@ -187,6 +181,14 @@ class DatabaseFaultsIT {
     ServiceProcess b = cluster.start("db-" + scenario + "-b", env);
     cluster.awaitReadyAndOwner();
     return new ServiceProcess[] {a, b};
+  }
+
+  /** Terminates every application session {@code times} times, {@code apart} apart. */
+  private void terminateSessions(int times, Duration apart) throws Exception {
+    for (int i = 0; i < times; i++) {
+      assertThat(cluster.terminateSessions()).isPositive();
+      Thread.sleep(apart.toMillis());
+    }
   }
 
   /** How long after now jobs are being finished again (ten more done). */
