@@ -9,6 +9,7 @@ import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Singleton;
 import jakarta.json.JsonString;
 import java.util.Objects;
+import java.util.Set;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 
 /**
@@ -107,7 +108,12 @@ public class Caller {
     // Only the subject identifies a principal for good; names like preferred_username can be
     // chosen or changed by their holder, so a token without one owns nothing here.
     String id = token.getSubject();
-    Object kindClaim = token.getClaim(ownerKindClaim);
+    // Asked only when present: smallrye-jwt looks a claim name up among the standard ones first,
+    // and one that is not among them throws and catches an exception on every call (a stack trace
+    // per request, about 3% of an enqueue's CPU in the app, 2026-12-07).
+    Set<String> names = token.getClaimNames();
+    Object kindClaim =
+        names != null && names.contains(ownerKindClaim) ? token.getClaim(ownerKindClaim) : null;
     String kind =
         kindClaim == null
             ? defaultOwnerKind

@@ -22,12 +22,14 @@ import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
+import io.smallrye.jwt.build.Jwt;
 import jakarta.inject.Inject;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -78,6 +80,21 @@ class JobsApiTest {
     assertThat(
             db.query("SELECT owner_kind, owner_id FROM jobs WHERE uid = ?", UUID.fromString(uid)))
         .containsExactly(Map.of("owner_kind", "user", "owner_id", "alice"));
+  }
+
+  @Test
+  void shouldTakeTheOwnerKindFromItsClaimAndDefaultWithoutOne() {
+    String plain = Jwt.subject("carol").groups(Set.of("user")).expiresIn(3600).sign();
+    String billing = Tokens.ofKind("service", "billing");
+
+    String carols = enqueueNoop(plain, "{\"sleep_ms\": 5}");
+    String billings = enqueueNoop(billing, "{\"sleep_ms\": 5}");
+
+    assertThat(db.query("SELECT owner_kind FROM jobs WHERE uid = ?", UUID.fromString(carols)))
+        .as("a token without the claim")
+        .containsExactly(Map.of("owner_kind", "user"));
+    assertThat(db.query("SELECT owner_kind FROM jobs WHERE uid = ?", UUID.fromString(billings)))
+        .containsExactly(Map.of("owner_kind", "service"));
   }
 
   @Test
