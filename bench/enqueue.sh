@@ -90,6 +90,10 @@ bare = inproc.get("inprocess_bare_insert_interleaved")
 if bare:
     # The in-process enqueue against a bare one-row insert in alternating half-second slices.
     rows.insert(1, bare)
+here = inproc.get("inprocess_enqueue_one_at_a_time_owner_here")
+if here:
+    # The same, for a kind this replica owns (its runner is woken in process, no NOTIFY asked for).
+    rows.insert(2, here)
 with open(out + "/enqueue.jsonl", "w") as f:
     for r in rows:
         f.write(json.dumps(r) + "\n")
@@ -100,6 +104,8 @@ PY
   echo "one (rounds). p50/p99: wrk's request latency. inprocess_bare_insert_interleaved: one-row inserts"
   echo "(uid, 200 bytes) from the same JVM in half-second slices alternating with the one-at-a-time"
   echo "enqueues; its ratio = enqueue / bare insert, both measured over the same minutes."
+  echo "inprocess_enqueue_one_at_a_time_owner_here: the same enqueues of a kind this replica owns (its"
+  echo "service registered and paused), in slices of their own; its ratio = these / bare insert."
   echo "http_enqueue_16_callers: 16 wrk connections POSTing one job each at a time; its ratio = jobs/s"
   echo "/ pgbench_insert_1_client (one client, one row per transaction, this run; target >= 3)."
   echo

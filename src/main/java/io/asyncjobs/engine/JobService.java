@@ -368,6 +368,11 @@ public abstract class JobService extends BaseService {
     runners.forEach(ShardRunner::requestWake);
   }
 
+  /** Whether this replica runs {@code shard} and its lock lets it claim now. */
+  public boolean claimsHere(String shard) {
+    return runner(shard).map(r -> r.lock().trust() == Trust.CLAIM).orElse(false);
+  }
+
   /** Asks the runner of one shard for a run; a shard this replica has no runner for is ignored. */
   public void requestWake(String shard) {
     runner(shard).ifPresent(ShardRunner::requestWake);

@@ -14,6 +14,7 @@ import io.asyncjobs.queue.JobRecovery;
 import io.asyncjobs.queue.JobShards;
 import io.asyncjobs.queue.JobSweep;
 import io.asyncjobs.queue.JobsEnqueued;
+import io.asyncjobs.queue.LocalWakeUps;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.time.Clock;
 import io.asyncjobs.tracing.Tracing;
@@ -54,7 +55,7 @@ import org.jboss.logging.Logger;
  * stops the others or the next tick.
  */
 @ApplicationScoped
-public class ServiceManager {
+public class ServiceManager implements LocalWakeUps {
 
   private static final Logger LOG = Logger.getLogger(ServiceManager.class);
 
@@ -569,6 +570,15 @@ public class ServiceManager {
     if (config.wakeUps()) {
       wake(event.kind(), event.shard(), event.fromHead());
     }
+  }
+
+  /**
+   * Whether {@link #onEnqueued} wakes the owner of {@code kind}'s {@code shard} here: wake-ups are
+   * on, and this replica runs the shard and may claim for it.
+   */
+  @Override
+  public boolean wakesHere(String kind, String shard) {
+    return config.wakeUps() && jobService(kind).map(s -> s.claimsHere(shard)).orElse(false);
   }
 
   /** Wakes every job service. */

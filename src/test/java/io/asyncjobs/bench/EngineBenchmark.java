@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.bench.peers.PeerHarness;
+import io.asyncjobs.config.Shards;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.engine.ManualServices;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.kinds.noop.NoopService;
+import io.asyncjobs.operations.ServicePauses;
 import io.asyncjobs.queue.EnqueueRequest;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobQueue;
@@ -52,10 +54,12 @@ class EngineBenchmark {
   private static final int PICKUPS = 200;
   private static final String PEERS_KIND = "bench_peers";
   private static final String PER_THREAD_KIND = "bench_drain_per_thread";
+  private static final String OWNED_HERE_KIND = "bench_enqueue_here";
   private static final Owner BENCH = new Owner("user", "bench");
 
   @Inject JobQueue queue;
   @Inject ServiceManager manager;
+  @Inject ServicePauses pauses;
   @Inject Database db;
   @Inject AgroalDataSource dataSource;
 
@@ -155,12 +159,24 @@ class EngineBenchmark {
    * The enqueue suite's in-process side: the same enqueues as its HTTP side, one at a time and in
    * batches of 1,000, each for {@code bench.seconds} after {@code bench.warmup-seconds} of each
    * unmeasured, on a table emptied before each; no job is processed meanwhile (no service of the
-   * kind is registered), as the app under test processes none (lock mode none).
+   * kind is registered), as the app under test processes none (lock mode none). One at a time is
+   * also measured for a kind this replica owns, as a replica running the kind enqueues (its service
+   * registered and paused, so that nothing is processed).
    */
   private void measureEnqueueOnly() throws Exception {
     double seconds = Double.parseDouble(System.getProperty("bench.seconds", "15"));
     double warmUp = Double.parseDouble(System.getProperty("bench.warmup-seconds", "20"));
     db.update("CREATE TABLE IF NOT EXISTS bench_ref (id uuid PRIMARY KEY, body text NOT NULL)");
+    JobService ownedHere = new DrainNoopService(OWNED_HERE_KIND);
+    manager.register(ownedHere);
+    pauses.pause(OWNED_HERE_KIND, "bench", "enqueues only");
+    for (int i = 0; i < 1_000 && !manager.wakesHere(OWNED_HERE_KIND, Shards.ALL); i++) {
+      ownedHere.runOnce(); // takes the lock, and reads the pause
+      Thread.sleep(10);
+    }
+    assertThat(manager.wakesHere(OWNED_HERE_KIND, Shards.ALL))
+        .as("this replica owns " + OWNED_HERE_KIND)
+        .isTrue();
     for (boolean measured : new boolean[] {false, true}) {
       double bound = measured ? seconds : warmUp;
       db.update("TRUNCATE jobs, job_finished_minutes, bench_ref");
@@ -168,6 +184,7 @@ class EngineBenchmark {
       // connection of the same pool: a commit's flush here waits on a shared host whose latency
       // moves within minutes, so a reference taken once at another time is not the same run.
       Slices single = new Slices();
+      Slices here = new Slices();
       Slices bare = new Slices();
       try (Connection c = dataSource.getConnection()) {
         long t0 = System.nanoTime();
@@ -175,6 +192,8 @@ class EngineBenchmark {
           bare.run(() -> bareInsert(c));
           single.run(
               () -> queue.enqueue("bench_enqueue", Map.of("sleep_ms", 0), "user", "bench", null));
+          here.run(
+              () -> queue.enqueue(OWNED_HERE_KIND, Map.of("sleep_ms", 0), "user", "bench", null));
         }
       }
       db.update("TRUNCATE jobs, job_finished_minutes");
@@ -192,6 +211,11 @@ class EngineBenchmark {
       if (measured) {
         record("inprocess_enqueue_one_at_a_time", single.rate(), "jobs/s", null);
         record(
+            "inprocess_enqueue_one_at_a_time_owner_here",
+            here.rate(),
+            "jobs/s",
+            here.rate() / bare.rate());
+        record(
             "inprocess_bare_insert_interleaved",
             bare.rate(),
             "rows/s",
@@ -199,6 +223,8 @@ class EngineBenchmark {
         record("inprocess_enqueue_batches_of_1000", batched, "jobs/s", null);
       }
     }
+    pauses.resume(OWNED_HERE_KIND);
+    ManualServices.unregister(manager, OWNED_HERE_KIND);
     db.update("TRUNCATE jobs, job_finished_minutes");
     db.update("DROP TABLE bench_ref");
     write();

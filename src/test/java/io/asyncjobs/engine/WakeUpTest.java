@@ -17,7 +17,9 @@ import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.sql.Connection;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +30,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 /** With wake-ups on and no scheduled tick, jobs still start and finish at once. */
 @QuarkusTest
@@ -51,6 +55,38 @@ public class WakeUpTest {
     service.release(uid);
     // The finished task wakes its service, which reaps it; no tick runs in tests.
     assertThat(awaitFinalStatus(uid)).isEqualTo(JobStatus.DONE);
+  }
+
+  @Test
+  void shouldWakeTheRunnerHereWithoutANotificationAndNotifyWhereNoRunnerHereClaims()
+      throws Exception {
+    db.clearJobs();
+    service.reset();
+    service.runOnce(); // the runner here holds the shard's lock and may claim
+    try (Connection listener = db.dataSource().getConnection()) {
+      listener.createStatement().execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
+      try {
+        PGConnection pg = listener.unwrap(PGConnection.class);
+        UUID uid = queue.enqueue("controlled", Map.of("block", true), null, null, null);
+
+        // Its owner runs here: the commit wakes it in process, and no NOTIFY crosses the database,
+        // though the queue was empty.
+        assertThat(service.nextStarted()).isEqualTo(uid);
+        assertThat(notifications(pg)).as("notifications for an enqueue woken here").isEmpty();
+
+        // No runner of this kind here: its owner may run elsewhere, idle, and is notified.
+        queue.enqueue("disabledkind", Map.of(), null, null, null);
+        assertThat(notifications(pg)).containsExactly("disabledkind");
+
+        service.release(uid);
+        assertThat(awaitFinalStatus(uid)).isEqualTo(JobStatus.DONE);
+      } finally {
+        // The connection goes back to the pool: it must not keep listening for the next test.
+        listener.createStatement().execute("UNLISTEN *");
+      }
+    } finally {
+      db.update("DELETE FROM jobs WHERE kind = 'disabledkind'");
+    }
   }
 
   @Test
@@ -216,6 +252,13 @@ public class WakeUpTest {
       service.runOnce();
       service.reset();
     }
+  }
+
+  private static List<String> notifications(PGConnection pg) throws Exception {
+    PGNotification[] received = pg.getNotifications(200);
+    return received == null
+        ? List.of()
+        : Arrays.stream(received).map(PGNotification::getParameter).toList();
   }
 
   private long expired() {
