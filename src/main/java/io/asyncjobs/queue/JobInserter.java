@@ -1,6 +1,7 @@
 package io.asyncjobs.queue;
 
 import io.agroal.api.AgroalDataSource;
+import io.asyncjobs.channels.Notifier;
 import io.asyncjobs.config.Shards;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.time.Clock;
@@ -283,6 +284,7 @@ public class JobInserter {
   private final Shards shards;
   private final QuotaAdmission quota;
   private final LocalWakeUps wakeUps;
+  private final Notifier notifier;
 
   /**
    * Single enqueues without a key or a pending quota, sharing a commit when they arrive together:
@@ -310,7 +312,8 @@ public class JobInserter {
       QueueMetrics metrics,
       Shards shards,
       QuotaAdmission quota,
-      LocalWakeUps wakeUps) {
+      LocalWakeUps wakeUps,
+      Notifier notifier) {
     this.settings = settings;
     this.clock = clock;
     this.dataSource = dataSource;
@@ -319,6 +322,7 @@ public class JobInserter {
     this.shards = shards;
     this.quota = quota;
     this.wakeUps = wakeUps;
+    this.notifier = notifier;
   }
 
   /**
@@ -391,8 +395,26 @@ public class JobInserter {
     } catch (SQLException e) {
       throw failed(job.kind(), 1, e);
     }
-    added(job.kind(), 1, shard, job.priority() > JobPriority.DEFAULT);
+    boolean fromHead = job.priority() > JobPriority.DEFAULT;
+    if (wokenHere && !wakeUps.wakesHere(job.kind(), shard)) {
+      // The lock left this replica while the job went in: its new owner, which may be idle, is told
+      // as JobInsertOne would have told it.
+      notifyOwner(job.kind(), shard, fromHead);
+    }
+    added(job.kind(), 1, shard, fromHead);
     return outcome;
+  }
+
+  /**
+   * Wakes the owner of {@code shard} elsewhere for a job already committed. A failure is only
+   * logged: the job is in, and the owner finds it at its next claim or tick.
+   */
+  private void notifyOwner(String kind, String shard, boolean fromHead) {
+    try {
+      notifier.send(JobQueue.ENQUEUED_CHANNEL, JobQueue.wakeUpPayload(kind, shard, fromHead));
+    } catch (SQLException | RuntimeException e) {
+      LOG.debugf(e, "enqueue of %s: the shard's new owner was not notified", kind);
+    }
   }
 
   /**

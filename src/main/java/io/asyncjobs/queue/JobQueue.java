@@ -39,6 +39,17 @@ public class JobQueue {
   public static final String SHARD_SEPARATOR = "/";
 
   /**
+   * The wake-up payload {@link #wakePayload} makes in SQL, made here: the kind, {@code /shard}
+   * unless the shard is {@link Shards#ALL}, and {@link #FROM_HEAD} when the claim must start from
+   * the head of the queue.
+   */
+  static String wakeUpPayload(String kind, String shard, boolean fromHead) {
+    return kind
+        + (Shards.ALL.equals(shard) ? "" : SHARD_SEPARATOR + shard)
+        + (fromHead ? FROM_HEAD : "");
+  }
+
+  /**
    * The wake-up payload of the rows {@code alias} names: the kind, and {@code /shard} after it when
    * the shard is not {@link Shards#ALL} (so that the default's payload is the kind alone, as before
    * shards).

@@ -6,9 +6,15 @@ package io.asyncjobs.queue;
  * commits ({@link JobsEnqueued}). The engine answers it, the same way it implements {@link
  * QueueMetrics}: the queue knows nothing of locks or runners.
  *
- * <p>An enqueue that answers yes skips JobInsertOne's question whether the owner may be idle and
- * sends no NOTIFY. When the lock changes hands between that answer and the commit, the new owner
- * finds the job at its next claim or tick, as it finds any job whose notification was lost.
+ * <p>A single enqueue that answers yes skips JobInsertOne's question whether the owner may be idle
+ * and sends no NOTIFY. It asks again once the row committed, and notifies after all when the answer
+ * turned to no (the lock left this replica meanwhile). Enqueues that share a commit, and those with
+ * an idempotency key, still ask the database.
+ *
+ * <p>The in-process wake-up observes {@link JobsEnqueued} after the transaction's success. Every
+ * enqueue here runs outside a JTA transaction, on a connection that commits on its own, so the
+ * wake-up runs once the row is visible; an enqueue inside a JTA transaction would need the
+ * notification instead.
  */
 public interface LocalWakeUps {
 

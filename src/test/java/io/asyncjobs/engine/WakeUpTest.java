@@ -4,6 +4,8 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
+import io.asyncjobs.lock.OwnerLock;
+import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.EnqueueRequest;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.JobStatus;
@@ -18,6 +20,7 @@ import jakarta.inject.Inject;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.sql.Connection;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -43,13 +46,15 @@ public class WakeUpTest {
   @Inject Database db;
   @Inject SettingsStore settings;
   @Inject io.asyncjobs.operations.ServicePauses pauses;
+  @Inject OwnerLock realLock;
 
   @Test
   void shouldStartAJobOnNotifyAndReapItWhenItsTaskFinishes() throws Exception {
     db.clearJobs();
     UUID uid = queue.enqueue("controlled", Map.of("block", true), null, null, null);
 
-    // No runOnce() here and no tick: only the NOTIFY from the enqueue can start it.
+    // No runOnce() here and no tick: only the enqueue's wake-up can start it (in process, since
+    // this replica owns the kind).
     assertThat(service.nextStarted()).isEqualTo(uid);
 
     service.release(uid);
@@ -63,8 +68,9 @@ public class WakeUpTest {
     db.clearJobs();
     service.reset();
     service.runOnce(); // the runner here holds the shard's lock and may claim
-    try (Connection listener = db.dataSource().getConnection()) {
-      listener.createStatement().execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
+    try (Connection listener = db.dataSource().getConnection();
+        Statement statement = listener.createStatement()) {
+      statement.execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
       try {
         PGConnection pg = listener.unwrap(PGConnection.class);
         UUID uid = queue.enqueue("controlled", Map.of("block", true), null, null, null);
@@ -82,10 +88,39 @@ public class WakeUpTest {
         assertThat(awaitFinalStatus(uid)).isEqualTo(JobStatus.DONE);
       } finally {
         // The connection goes back to the pool: it must not keep listening for the next test.
-        listener.createStatement().execute("UNLISTEN *");
+        statement.execute("UNLISTEN *");
       }
     } finally {
       db.update("DELETE FROM jobs WHERE kind = 'disabledkind'");
+    }
+  }
+
+  @Test
+  void shouldNotifyWhenTheRunnerHereMayNotClaim() throws Exception {
+    db.clearJobs();
+    service.reset();
+    SteerableLock steered = new SteerableLock(realLock);
+    service.attachLock(steered);
+    try (Connection listener = db.dataSource().getConnection();
+        Statement statement = listener.createStatement()) {
+      statement.execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
+      try {
+        PGConnection pg = listener.unwrap(PGConnection.class);
+        for (Trust trust : new Trust[] {Trust.FINISH, Trust.NONE}) {
+          // A late confirmation, or a lost lock: another replica may own the shard by now.
+          steered.trust = trust;
+          queue.enqueue("controlled", Map.of(), null, null, null);
+          assertThat(notifications(pg)).as("under " + trust).containsExactly("controlled");
+          db.update("DELETE FROM jobs WHERE kind = 'controlled'");
+        }
+      } finally {
+        statement.execute("UNLISTEN *");
+      }
+    } finally {
+      steered.trust = null;
+      service.attachLock(realLock);
+      service.runOnce();
+      service.reset();
     }
   }
 
