@@ -128,8 +128,13 @@ public class JobInserter {
         + "' ELSE '' END";
   }
 
-  /** The insert of JobInsertOne and JobInsertOneWokenHere, the expiry's parameters in it. */
-  private static final String INSERT_ONE =
+  /**
+   * JobInsertOneWokenHere: adds one pending job and asks nothing more, for a job whose shard this
+   * replica owns ({@link LocalWakeUps}): its runner is woken in process after the commit, so no
+   * owner needs a notification. Without JobInsertOne's RETURNING and the subplans in it, an enqueue
+   * one at a time took about a tenth less time (engine suite's enqueue mode, 2026-12-07).
+   */
+  static final String JOB_INSERT_ONE_WOKEN_HERE =
       "INSERT INTO jobs AS j (uid, kind, status, owner_kind, owner_id, preferred_name, payload,"
           + "                   created_at, updated_at, expires_at, shard, priority, run_after,"
           + "                   delayed_until, callback_url, traceparent)"
@@ -138,14 +143,14 @@ public class JobInserter {
           + ", ?, ?, ?, ?, ?, ?)";
 
   /**
-   * JobInsertOne: adds one pending job and, when its owner may be idle ({@link #mayBeIdle}),
-   * notifies it in the same round trip. One row needs neither the CTE nor the grouping of
-   * JobInsertMany: the probe runs in RETURNING, which reads the statement's snapshot and so does
-   * not see the new row (about 5% less time per statement than the CTE's form, pgbench 2026-12-06).
-   * Its last parameter is {@link #mayBeIdle}'s.
+   * JobInsertOne: JobInsertOneWokenHere, and, when the job's owner may be idle ({@link
+   * #mayBeIdle}), notifies it in the same round trip. One row needs neither the CTE nor the
+   * grouping of JobInsertMany: the probe runs in RETURNING, which reads the statement's snapshot
+   * and so does not see the new row (about 5% less time per statement than the CTE's form, pgbench
+   * 2026-12-06). Its last parameter is {@link #mayBeIdle}'s.
    */
   static final String JOB_INSERT_ONE =
-      INSERT_ONE
+      JOB_INSERT_ONE_WOKEN_HERE
           + " RETURNING CASE WHEN j.priority > "
           + JobPriority.DEFAULT
           + " OR "
@@ -156,14 +161,6 @@ public class JobInserter {
           + JobQueue.wakePayload("j")
           + headIfAbove("j.priority")
           + ") END";
-
-  /**
-   * JobInsertOneWokenHere: JobInsertOne's insert alone, for a job whose shard this replica owns
-   * ({@link LocalWakeUps}): its runner is woken in process after the commit, so the statement asks
-   * nothing about the owner and notifies nobody. Without its RETURNING and the subplans in it, an
-   * enqueue one at a time took about a tenth less time (engine suite's enqueue mode, 2026-12-07).
-   */
-  static final String JOB_INSERT_ONE_WOKEN_HERE = INSERT_ONE;
 
   /**
    * JobInsertIdempotent: JobInsertOne with an idempotency key; returns the new uid, or no row when

@@ -167,62 +167,10 @@ class EngineBenchmark {
     double seconds = Double.parseDouble(System.getProperty("bench.seconds", "15"));
     double warmUp = Double.parseDouble(System.getProperty("bench.warmup-seconds", "20"));
     db.update("CREATE TABLE IF NOT EXISTS bench_ref (id uuid PRIMARY KEY, body text NOT NULL)");
-    JobService ownedHere = new DrainNoopService(OWNED_HERE_KIND);
-    manager.register(ownedHere);
     try {
-      pauses.pause(OWNED_HERE_KIND, "bench", "enqueues only");
-      for (int i = 0; i < 1_000 && !manager.wakesHere(OWNED_HERE_KIND, Shards.ALL); i++) {
-        ownedHere.runOnce(); // takes the lock, and reads the pause
-        Thread.sleep(10);
-      }
-      assertThat(manager.wakesHere(OWNED_HERE_KIND, Shards.ALL))
-          .as("this replica owns " + OWNED_HERE_KIND)
-          .isTrue();
+      ownKindHere();
       for (boolean measured : new boolean[] {false, true}) {
-        double bound = measured ? seconds : warmUp;
-        db.update("TRUNCATE jobs, job_finished_minutes, bench_ref");
-        // One at a time, in half-second slices that alternate with a bare insert of one row on a
-        // connection of the same pool: a commit's flush here waits on a shared host whose latency
-        // moves within minutes, so a reference taken once at another time is not the same run.
-        Slices single = new Slices();
-        Slices here = new Slices();
-        Slices bare = new Slices();
-        try (Connection c = dataSource.getConnection()) {
-          long t0 = System.nanoTime();
-          while (seconds(t0) < bound) {
-            bare.run(() -> bareInsert(c));
-            single.run(
-                () -> queue.enqueue("bench_enqueue", Map.of("sleep_ms", 0), "user", "bench", null));
-            here.run(
-                () -> queue.enqueue(OWNED_HERE_KIND, Map.of("sleep_ms", 0), "user", "bench", null));
-          }
-        }
-        db.update("TRUNCATE jobs, job_finished_minutes");
-        long t0 = System.nanoTime();
-        int batches = 0;
-        while (seconds(t0) < bound) {
-          List<EnqueueRequest> batch = new ArrayList<>(BATCH);
-          for (int i = 0; i < BATCH; i++) {
-            batch.add(EnqueueRequest.of("bench_enqueue", BENCH, Map.of("sleep_ms", 0)));
-          }
-          queue.enqueue(batch);
-          batches++;
-        }
-        double batched = batches * BATCH / seconds(t0);
-        if (measured) {
-          record("inprocess_enqueue_one_at_a_time", single.rate(), "jobs/s", null);
-          record(
-              "inprocess_enqueue_one_at_a_time_owner_here",
-              here.rate(),
-              "jobs/s",
-              here.rate() / bare.rate());
-          record(
-              "inprocess_bare_insert_interleaved",
-              bare.rate(),
-              "rows/s",
-              single.rate() / bare.rate());
-          record("inprocess_enqueue_batches_of_1000", batched, "jobs/s", null);
-        }
+        enqueueRound(measured ? seconds : warmUp, measured);
       }
     } finally {
       // The kind is resumed and gone even when the run fails: a later run registers it again.
@@ -232,6 +180,70 @@ class EngineBenchmark {
     db.update("TRUNCATE jobs, job_finished_minutes");
     db.update("DROP TABLE bench_ref");
     write();
+  }
+
+  /**
+   * Registers {@value #OWNED_HERE_KIND}, paused so that nothing is processed, and waits until this
+   * replica owns its shard and may claim.
+   */
+  private void ownKindHere() throws InterruptedException {
+    JobService ownedHere = new DrainNoopService(OWNED_HERE_KIND);
+    manager.register(ownedHere);
+    pauses.pause(OWNED_HERE_KIND, "bench", "enqueues only");
+    for (int i = 0; i < 1_000 && !manager.wakesHere(OWNED_HERE_KIND, Shards.ALL); i++) {
+      ownedHere.runOnce(); // takes the lock, and reads the pause
+      Thread.sleep(10);
+    }
+    assertThat(manager.wakesHere(OWNED_HERE_KIND, Shards.ALL))
+        .as("this replica owns " + OWNED_HERE_KIND)
+        .isTrue();
+  }
+
+  /**
+   * One round of the enqueue suite's in-process side, {@code bound} seconds of each kind of
+   * enqueue, on tables emptied first; records its figures when {@code measured}.
+   */
+  private void enqueueRound(double bound, boolean measured) throws Exception {
+    db.update("TRUNCATE jobs, job_finished_minutes, bench_ref");
+    // One at a time, in half-second slices that alternate with a bare insert of one row on a
+    // connection of the same pool: a commit's flush here waits on a shared host whose latency
+    // moves within minutes, so a reference taken once at another time is not the same run.
+    Slices single = new Slices();
+    Slices here = new Slices();
+    Slices bare = new Slices();
+    try (Connection c = dataSource.getConnection()) {
+      long t0 = System.nanoTime();
+      while (seconds(t0) < bound) {
+        bare.run(() -> bareInsert(c));
+        single.run(
+            () -> queue.enqueue("bench_enqueue", Map.of("sleep_ms", 0), "user", "bench", null));
+        here.run(
+            () -> queue.enqueue(OWNED_HERE_KIND, Map.of("sleep_ms", 0), "user", "bench", null));
+      }
+    }
+    db.update("TRUNCATE jobs, job_finished_minutes");
+    long t0 = System.nanoTime();
+    int batches = 0;
+    while (seconds(t0) < bound) {
+      List<EnqueueRequest> batch = new ArrayList<>(BATCH);
+      for (int i = 0; i < BATCH; i++) {
+        batch.add(EnqueueRequest.of("bench_enqueue", BENCH, Map.of("sleep_ms", 0)));
+      }
+      queue.enqueue(batch);
+      batches++;
+    }
+    double batched = batches * BATCH / seconds(t0);
+    if (measured) {
+      record("inprocess_enqueue_one_at_a_time", single.rate(), "jobs/s", null);
+      record(
+          "inprocess_enqueue_one_at_a_time_owner_here",
+          here.rate(),
+          "jobs/s",
+          here.rate() / bare.rate());
+      record(
+          "inprocess_bare_insert_interleaved", bare.rate(), "rows/s", single.rate() / bare.rate());
+      record("inprocess_enqueue_batches_of_1000", batched, "jobs/s", null);
+    }
   }
 
   /** The reference row: a uid and 200 bytes of text, one commit, as pgbench's insert. */

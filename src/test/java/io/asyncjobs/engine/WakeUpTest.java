@@ -13,16 +13,14 @@ import io.asyncjobs.queue.Owner;
 import io.asyncjobs.settings.SettingsOverride;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.testing.Database;
+import io.asyncjobs.testing.Listening;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.sql.Connection;
-import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -33,8 +31,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
-import org.postgresql.PGConnection;
-import org.postgresql.PGNotification;
 
 /** With wake-ups on and no scheduled tick, jobs still start and finish at once. */
 @QuarkusTest
@@ -68,28 +64,20 @@ public class WakeUpTest {
     db.clearJobs();
     service.reset();
     service.runOnce(); // the runner here holds the shard's lock and may claim
-    try (Connection listener = db.dataSource().getConnection();
-        Statement statement = listener.createStatement()) {
-      statement.execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
-      try {
-        PGConnection pg = listener.unwrap(PGConnection.class);
-        UUID uid = queue.enqueue("controlled", Map.of("block", true), null, null, null);
+    try (Listening listener = new Listening(db.dataSource(), JobQueue.ENQUEUED_CHANNEL)) {
+      UUID uid = queue.enqueue("controlled", Map.of("block", true), null, null, null);
 
-        // Its owner runs here: the commit wakes it in process, and no NOTIFY crosses the database,
-        // though the queue was empty.
-        assertThat(service.nextStarted()).isEqualTo(uid);
-        assertThat(notifications(pg)).as("notifications for an enqueue woken here").isEmpty();
+      // Its owner runs here: the commit wakes it in process, and no NOTIFY crosses the database,
+      // though the queue was empty.
+      assertThat(service.nextStarted()).isEqualTo(uid);
+      assertThat(listener.received(200)).as("notifications for an enqueue woken here").isEmpty();
 
-        // No runner of this kind here: its owner may run elsewhere, idle, and is notified.
-        queue.enqueue("disabledkind", Map.of(), null, null, null);
-        assertThat(notifications(pg)).containsExactly("disabledkind");
+      // No runner of this kind here: its owner may run elsewhere, idle, and is notified.
+      queue.enqueue("disabledkind", Map.of(), null, null, null);
+      assertThat(listener.received(200)).containsExactly("disabledkind");
 
-        service.release(uid);
-        assertThat(awaitFinalStatus(uid)).isEqualTo(JobStatus.DONE);
-      } finally {
-        // The connection goes back to the pool: it must not keep listening for the next test.
-        statement.execute("UNLISTEN *");
-      }
+      service.release(uid);
+      assertThat(awaitFinalStatus(uid)).isEqualTo(JobStatus.DONE);
     } finally {
       db.update("DELETE FROM jobs WHERE kind = 'disabledkind'");
     }
@@ -101,20 +89,13 @@ public class WakeUpTest {
     service.reset();
     SteerableLock steered = new SteerableLock(realLock);
     service.attachLock(steered);
-    try (Connection listener = db.dataSource().getConnection();
-        Statement statement = listener.createStatement()) {
-      statement.execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
-      try {
-        PGConnection pg = listener.unwrap(PGConnection.class);
-        for (Trust trust : new Trust[] {Trust.FINISH, Trust.NONE}) {
-          // A late confirmation, or a lost lock: another replica may own the shard by now.
-          steered.trust = trust;
-          queue.enqueue("controlled", Map.of(), null, null, null);
-          assertThat(notifications(pg)).as("under " + trust).containsExactly("controlled");
-          db.update("DELETE FROM jobs WHERE kind = 'controlled'");
-        }
-      } finally {
-        statement.execute("UNLISTEN *");
+    try (Listening listener = new Listening(db.dataSource(), JobQueue.ENQUEUED_CHANNEL)) {
+      for (Trust trust : new Trust[] {Trust.FINISH, Trust.NONE}) {
+        // A late confirmation, or a lost lock: another replica may own the shard by now.
+        steered.trust = trust;
+        queue.enqueue("controlled", Map.of(), null, null, null);
+        assertThat(listener.received(200)).as("under " + trust).containsExactly("controlled");
+        db.update("DELETE FROM jobs WHERE kind = 'controlled'");
       }
     } finally {
       steered.trust = null;
@@ -287,13 +268,6 @@ public class WakeUpTest {
       service.runOnce();
       service.reset();
     }
-  }
-
-  private static List<String> notifications(PGConnection pg) throws Exception {
-    PGNotification[] received = pg.getNotifications(200);
-    return received == null
-        ? List.of()
-        : Arrays.stream(received).map(PGNotification::getParameter).toList();
   }
 
   private long expired() {

@@ -7,21 +7,16 @@ import io.asyncjobs.channels.Notifier;
 import io.asyncjobs.config.Shards;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.testing.Database;
+import io.asyncjobs.testing.Listening;
 import io.asyncjobs.time.Clock;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
-import java.sql.Connection;
-import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.postgresql.PGConnection;
-import org.postgresql.PGNotification;
 
 /**
  * What a single enqueue tells the shard's owner, as {@link LocalWakeUps} answers for this replica:
@@ -92,22 +87,12 @@ class LocalWakeUpsTest {
             quota,
             wakeUps,
             notifier);
-    try (Connection listener = dataSource.getConnection();
-        Statement statement = listener.createStatement()) {
-      statement.execute("LISTEN " + JobQueue.ENQUEUED_CHANNEL);
-      try {
-        inserter.enqueue(
-            List.of(
-                EnqueueRequest.of("zip", new Owner("user", "alice"), Map.of())
-                    .withPriority(priority)));
-        PGNotification[] got = listener.unwrap(PGConnection.class).getNotifications(500);
-        return got == null
-            ? List.of()
-            : new ArrayList<>(Arrays.stream(got).map(PGNotification::getParameter).toList());
-      } finally {
-        // The connection goes back to the pool: it must not keep listening for the next test.
-        statement.execute("UNLISTEN *");
-      }
+    try (Listening listener = new Listening(dataSource, JobQueue.ENQUEUED_CHANNEL)) {
+      inserter.enqueue(
+          List.of(
+              EnqueueRequest.of("zip", new Owner("user", "alice"), Map.of())
+                  .withPriority(priority)));
+      return listener.received(500);
     }
   }
 }
