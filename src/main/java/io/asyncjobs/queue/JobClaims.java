@@ -39,20 +39,20 @@ public class JobClaims {
    * uid) this owner already claimed; within a burst the head of the queue is a run of rows that
    * just stopped being pending, and starting after the cursor skips it in one index descent. Jobs
    * that sort before the cursor (recovered orphans, retries, a higher priority than the cursor's)
-   * are left to a claim from the head ({@link #HEAD}), as the tick's is. The uids are collected
-   * into an array first so that the update looks them up by primary key whatever row count the
-   * planner guesses.
+   * are left to a claim from the head ({@link #HEAD}), as the tick's is. The walk
+   * (jobs_due_for_claim_tids, V27) returns the locked rows' addresses; none reach the update unless
+   * the fence let the claim in. The update (jobs_start_tids, V27) reads the rows at those addresses
+   * and nothing else, whatever the planner knew of the table's size when it planned: in this
+   * statement, under a plan made while the table was empty, it read the whole table to find them.
    */
   private static final String CLAIM =
       """
       claimed AS (
-        UPDATE jobs
-           SET status = 'running', started_at = ?, updated_at = ?, epoch = ?
-         WHERE uid = ANY (ARRAY(SELECT d FROM jobs_due_for_claim(?, ?, ?::smallint, ?::uuid, ?) d
-                                 WHERE EXISTS (SELECT 1 FROM fence)))
-        RETURNING\s"""
-          + JobRows.COLUMNS
-          + ")";
+        SELECT %s
+          FROM jobs_start_tids(ARRAY(SELECT d FROM jobs_due_for_claim_tids(?, ?, ?::smallint,
+                                                                           ?::uuid, ?) d
+                                      WHERE EXISTS (SELECT 1 FROM fence)), ?, ?))"""
+          .formatted(JobRows.COLUMNS);
 
   /** The cursor before every job in the claim's order: a claim from the head of the queue. */
   public static final ClaimCursor HEAD = ClaimCursor.before(JobPriority.MAX + 1);
@@ -121,11 +121,12 @@ public class JobClaims {
           + Fence.CTE
           + ", p AS (SELECT ?::text AS kind, ?::text AS shard, ?::int AS room, ?::int AS cap),"
           + RUNNING_AND_CAPPED
-          + ", claimed AS (UPDATE jobs SET status = 'running', started_at = ?, updated_at = ?,"
-          + "   epoch = ? WHERE uid = ANY (ARRAY(SELECT w.uid FROM (SELECT c.uid, c.np,"
+          + ", claimed AS (SELECT "
+          + JobRows.COLUMNS
+          + " FROM jobs_start_tids(ARRAY(SELECT w.ctid FROM (SELECT c.ctid, c.uid, c.np,"
           + "   row_number() OVER (PARTITION BY c.ok ORDER BY c.np, c.uid)"
           + "   + COALESCE((SELECT r.n FROM running r WHERE r.ok = c.ok), 0) AS load"
-          + "   FROM (SELECT uid, (-priority) AS np, "
+          + "   FROM (SELECT ctid, uid, (-priority) AS np, "
           + OWNER_KEY
           + " AS ok FROM jobs WHERE kind = (SELECT kind FROM p) AND shard = (SELECT shard FROM p)"
           + "   AND status = 'pending' AND delayed_until IS NULL AND EXISTS (SELECT 1 FROM fence)"
@@ -133,10 +134,7 @@ public class JobClaims {
           + OWNER_KEY
           + " NOT IN (SELECT ok FROM capped)"
           + "   ORDER BY (-priority), uid LIMIT (SELECT room FROM p) FOR UPDATE SKIP LOCKED) c) w"
-          + "   WHERE w.load <= (SELECT cap FROM p) ORDER BY w.np, w.uid))"
-          + "   RETURNING "
-          + JobRows.COLUMNS
-          + ")"
+          + "   WHERE w.load <= (SELECT cap FROM p) ORDER BY w.np, w.uid), ?, ?))"
           + " SELECT (SELECT count(*) FROM fence) AS fenced_in, k.*"
           + " FROM (SELECT 1) AS one LEFT JOIN claimed AS k ON true";
 
@@ -194,7 +192,7 @@ public class JobClaims {
           + "   ORDER BY pos LIMIT (SELECT room FROM p)),"
           + " share AS (SELECT ((SELECT room FROM p) + count(*) - 1) / GREATEST(count(*), 1) AS each"
           + "   FROM owners),"
-          + " picks AS (SELECT j.uid, o.pos, j.rn FROM owners o, LATERAL (SELECT uid,"
+          + " picks AS (SELECT j.ctid, o.pos, j.rn FROM owners o, LATERAL (SELECT ctid, uid,"
           + "   row_number() OVER (ORDER BY uid) AS rn FROM jobs WHERE "
           + FAIR_ROWS
           + " AND "
@@ -202,13 +200,12 @@ public class JobClaims {
           + " = o.ok ORDER BY uid LIMIT LEAST((SELECT each FROM share), CASE WHEN"
           + "   (SELECT cap FROM p) > 0 THEN (SELECT cap FROM p) - COALESCE((SELECT r.n FROM"
           + "   running r WHERE r.ok = o.ok), 0) ELSE 2147483647 END)) j),"
-          + " claimed AS (UPDATE jobs SET status = 'running', started_at = ?, updated_at = ?,"
-          + "   epoch = ? WHERE uid = ANY (ARRAY(SELECT uid FROM jobs WHERE uid IN (SELECT uid"
-          + "   FROM picks ORDER BY rn, pos LIMIT (SELECT room FROM p)) AND status = 'pending'"
-          + "   AND EXISTS (SELECT 1 FROM fence) FOR UPDATE SKIP LOCKED))"
-          + "   RETURNING "
+          + " claimed AS (SELECT "
           + JobRows.COLUMNS
-          + ")"
+          + " FROM jobs_start_tids(ARRAY(SELECT l FROM jobs_lock_pending_tids(ARRAY(SELECT ctid"
+          + "   FROM picks"
+          + "   ORDER BY rn, pos LIMIT (SELECT room FROM p))) l WHERE EXISTS (SELECT 1 FROM fence)),"
+          + "   ?, ?))"
           + " SELECT (SELECT count(*) FROM fence) AS fenced_in, k.*"
           + " FROM (SELECT 1) AS one LEFT JOIN claimed AS k ON true";
 
@@ -317,7 +314,6 @@ public class JobClaims {
       ps.setInt(next++, claim.limit());
       ps.setInt(next++, runningCap);
       ps.setObject(next++, JobRows.timestamp(claim.now()));
-      ps.setObject(next++, JobRows.timestamp(claim.now()));
       ps.setLong(next, claim.epoch());
       return claimed(ps);
     } catch (SQLException e) {
@@ -371,7 +367,6 @@ public class JobClaims {
       ps.setString(next++, claim.afterOwner());
       ps.setInt(next++, claim.limit());
       ps.setInt(next++, claim.runningCap());
-      ps.setObject(next++, JobRows.timestamp(claim.now()));
       ps.setObject(next++, JobRows.timestamp(claim.now()));
       ps.setLong(next, claim.epoch());
       Claimed claimed = claimed(ps);
@@ -449,15 +444,14 @@ public class JobClaims {
 
   private static void bindClaim(PreparedStatement ps, int next, ClaimRequest claim)
       throws SQLException {
-    ps.setObject(next++, JobRows.timestamp(claim.now()));
-    ps.setObject(next++, JobRows.timestamp(claim.now()));
-    ps.setLong(next++, claim.epoch());
     ps.setString(next++, claim.kind());
     ps.setString(next++, claim.shard());
     ClaimCursor after = claim.after() == null ? HEAD : claim.after();
     ps.setInt(next++, -after.priority());
     ps.setObject(next++, after.uid());
-    ps.setInt(next, claim.limit());
+    ps.setInt(next++, claim.limit());
+    ps.setObject(next++, JobRows.timestamp(claim.now()));
+    ps.setLong(next, claim.epoch());
   }
 
   /**

@@ -190,24 +190,18 @@ class QueryPlansTest {
           """);
       s.execute("ANALYZE jobs");
     }
+    // The claim after a cursor: epoch, kind, shard, cursor, room, time, epoch.
     String[] after = {
-      "1",
-      "now()",
-      "now()",
-      "1",
-      "'zip'",
-      "'zip-1'",
-      "0",
-      "'00000000-0000-7000-8000-000000000000'",
-      "10"
+      "1", "'zip'", "'zip-1'", "0", "'00000000-0000-7000-8000-000000000000'", "10", "now()", "1"
     };
-    // The fair claim over the same shards: epoch, kind, shard, owner cursor, room, times, epoch.
-    String[] fair = {"1", "'zip'", "'zip-0'", "''", "10", "2", "now()", "now()", "1"};
-    // Under a running quota per owner: epoch, kind, shard, room, quota, times, epoch.
-    String[] capped = {"1", "'zip'", "'zip-0'", "10", "2", "now()", "now()", "1"};
+    // The fair claim over the same shards: epoch, kind, shard, owner cursor, room, quota, time,
+    // epoch.
+    String[] fair = {"1", "'zip'", "'zip-0'", "''", "10", "2", "now()", "1"};
+    // Under a running quota per owner: epoch, kind, shard, room, quota, time, epoch.
+    String[] capped = {"1", "'zip'", "'zip-0'", "10", "2", "now()", "1"};
     for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
-      // The walk itself is jobs_due_for_claim's (V24, planned inside the function; its reads are
-      // counted in StaleStatisticsTest): the statement looks its rows up by key.
+      // The walk itself is jobs_due_for_claim's (V24) and the update jobs_start's (V27), each
+      // planned inside its function; their reads are counted in StaleStatisticsTest.
       String claimPlan = planOf(JobClaims.JOB_CLAIM_MANY, mode, after);
       assertThat(claimPlan).as(mode).contains("jobs_due_for_claim").doesNotContain("\"Sort\"");
       List<String> claimScans = new ArrayList<>();

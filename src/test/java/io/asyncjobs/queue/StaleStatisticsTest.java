@@ -12,6 +12,8 @@ import java.sql.Statement;
 import java.time.Instant;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The hot statements cost the same whatever the statistics of {@code jobs} say. A queue's
@@ -109,32 +111,23 @@ class StaleStatisticsTest {
         s.execute(pending + "20000)");
         s.execute("UPDATE jobs SET status = 'done'"); // the burst, drained
         s.execute(pending + "10000)");
-        long epoch;
-        try (ResultSet rs =
-            s.executeQuery(
-                "INSERT INTO job_owner_epochs (lock_name, epoch, holder, taken_at)"
-                    + " SELECT 'stale-statistics-test', coalesce(max(epoch), 0) + 1000, 'test',"
-                    + " now() FROM job_owner_epochs RETURNING epoch")) {
-          rs.next();
-          epoch = rs.getLong(1);
-        }
+        long epoch = newEpoch(s);
         s.execute("SET LOCAL plan_cache_mode = force_generic_plan");
         s.execute("PREPARE claim AS " + PreparedSql.numbered(JobClaims.JOB_CLAIM_MANY));
 
-        // Epoch, times, epoch, kind, shard, the cursor before every job, room.
+        // Epoch, kind, shard, the cursor before every job, room, time, epoch.
         long read =
             rowsReadBy(
                 s,
                 "EXECUTE claim("
                     + epoch
-                    + ", now(), now(), "
+                    + ", 'zip', 'all', -32767, '00000000-0000-0000-0000-000000000000', 10, now(), "
                     + epoch
-                    + ", 'zip', 'all', -32767, '00000000-0000-0000-0000-000000000000', 10)");
+                    + ")");
 
-        try (ResultSet rs = s.executeQuery("SELECT count(*) FROM jobs WHERE status = 'running'")) {
-          rs.next();
-          assertThat(rs.getLong(1)).as("jobs claimed").isEqualTo(10);
-        }
+        assertThat(firstValue(s, "SELECT count(*) FROM jobs WHERE status = 'running'"))
+            .as("jobs claimed")
+            .isEqualTo("10");
         // The burst's dead entries sit between the live ones here (random uids), two for each: the
         // walk steps over them until a vacuum removes them. The sorted read took over 10,000.
         assertThat(read).as("rows of jobs read").isLessThanOrEqualTo(100);
@@ -143,6 +136,103 @@ class StaleStatisticsTest {
         s.execute("DEALLOCATE ALL");
         c.setAutoCommit(true);
       }
+    }
+  }
+
+  /**
+   * Each claim, and the outcomes written after it, find their rows by key, not by reading the
+   * table, even under plans made while {@code jobs} was empty. A new database, or a {@code
+   * TRUNCATE}, leaves the table without pages; a pooled session that plans its statements then
+   * keeps those plans while the table grows, until autovacuum first analyses it. The claim's update
+   * read the whole table with a sequential scan under such a plan (20,010 rows here, on every
+   * claim, before V27). The 20,000 jobs waiting belong to 50 owners.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"many", "capped", "fair"})
+  void shouldClaimAndCompleteByKeyUnderPlansMadeWhileTheTableWasEmpty(String claimKind)
+      throws Exception {
+    try (Connection c = db.dataSource().getConnection();
+        Statement s = c.createStatement()) {
+      c.setAutoCommit(false);
+      try {
+        s.execute("CREATE TEMPORARY TABLE jobs (LIKE public.jobs INCLUDING ALL) ON COMMIT DROP");
+        long epoch = newEpoch(s);
+        s.execute("SET LOCAL plan_cache_mode = force_generic_plan");
+        String kindAndShard = "'zip', 'all', ";
+        String times = "now(), " + epoch + ")";
+        // Each claim: the fence's epoch, its own parameters (room 10), the time and the epoch.
+        String claim =
+            switch (claimKind) {
+              case "many" -> {
+                s.execute("PREPARE claim AS " + PreparedSql.numbered(JobClaims.JOB_CLAIM_MANY));
+                yield "EXECUTE claim("
+                    + epoch
+                    + ", "
+                    + kindAndShard
+                    + "-32767,"
+                    + " '00000000-0000-0000-0000-000000000000', 10, "
+                    + times;
+              }
+              case "capped" -> {
+                s.execute("PREPARE claim AS " + PreparedSql.numbered(JobClaims.JOB_CLAIM_CAPPED));
+                yield "EXECUTE claim(" + epoch + ", " + kindAndShard + "10, 5, " + times;
+              }
+              default -> {
+                s.execute("PREPARE claim AS " + PreparedSql.numbered(JobClaims.JOB_CLAIM_FAIR));
+                yield "EXECUTE claim(" + epoch + ", " + kindAndShard + "'', 10, 0, " + times;
+              }
+            };
+        s.execute("PREPARE complete AS " + PreparedSql.numbered(JobOutcomes.COMPLETE));
+        // Retention, then one array per column of the outcome (the claimed jobs, all done), epoch.
+        String complete =
+            "EXECUTE complete(604800, '%s', array_fill('done'::text, ARRAY[10]), '{}', '{}',"
+                + " array_fill(now(), ARRAY[10]), array_fill(now(), ARRAY[10]), '{}', '{}', '{}',"
+                + " '{}', '{}', '{}', "
+                + epoch
+                + ")";
+        // Plans both while the table is empty, as a pooled session of a new install does.
+        s.execute(claim);
+        s.execute(complete.formatted("{}"));
+        s.execute(
+            "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at,"
+                + " updated_at, expires_at) SELECT gen_random_uuid(), 'zip', 'pending', 'user',"
+                + " 'bob' || (g % 50), '{}', now(), now(), now() FROM generate_series(1, 20000) g");
+
+        assertThat(rowsReadBy(s, claim)).as("rows of jobs the claim read").isLessThanOrEqualTo(100);
+        String claimed =
+            firstValue(s, "SELECT array_agg(uid)::text FROM jobs WHERE status = 'running'");
+        assertThat(rowsReadBy(s, complete.formatted(claimed)))
+            .as("rows of jobs the outcomes read")
+            .isLessThanOrEqualTo(100);
+        assertThat(
+                firstValue(
+                    s,
+                    "SELECT string_agg(status || '=' || n, ' ' ORDER BY status)"
+                        + " FROM (SELECT status, count(*) AS n FROM jobs GROUP BY 1) t"))
+            .isEqualTo("done=10 pending=19990");
+      } finally {
+        c.rollback();
+        s.execute("DEALLOCATE ALL");
+        c.setAutoCommit(true);
+      }
+    }
+  }
+
+  /** Takes a new fencing epoch (in the caller's transaction) and returns it. */
+  private static long newEpoch(Statement s) throws SQLException {
+    return Long.parseLong(
+        firstValue(
+            s,
+            "INSERT INTO job_owner_epochs (lock_name, epoch, holder, taken_at)"
+                + " SELECT 'stale-statistics-test', coalesce(max(epoch), 0) + 1000, 'test',"
+                + " now() FROM job_owner_epochs RETURNING epoch"));
+  }
+
+  /** The first column of the first row {@code sql} answers, as text. */
+  private static String firstValue(Statement s, String sql) throws SQLException {
+    try (ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getString(1);
     }
   }
 
@@ -167,13 +257,11 @@ class StaleStatisticsTest {
 
   /** The rows of jobs (index entries and sequential reads) this transaction has read so far. */
   private static long rowsReadSoFar(Statement s) throws SQLException {
-    try (ResultSet rs =
-        s.executeQuery(
+    return Long.parseLong(
+        firstValue(
+            s,
             "SELECT (SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)"
                 + " FROM pg_index WHERE indrelid = 'jobs'::regclass)"
-                + " + pg_stat_get_xact_tuples_returned('jobs'::regclass)")) {
-      rs.next();
-      return rs.getLong(1);
-    }
+                + " + pg_stat_get_xact_tuples_returned('jobs'::regclass)"));
   }
 }
