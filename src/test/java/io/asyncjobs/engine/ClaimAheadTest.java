@@ -129,7 +129,16 @@ class ClaimAheadTest extends ControlledKindFixture {
                 + " jobs begun, not "
                 + threads
                 + " and "
-                + begun);
+                + begun
+                + " (begun: "
+                + service.startOrder
+                + ", in flight "
+                + service.inFlightCount()
+                + ", counted at the gate "
+                + service.begunAtStartGate()
+                + ", jobs "
+                + db.query("SELECT uid, status, payload::text AS payload FROM jobs ORDER BY uid")
+                + ")");
       }
       Thread.sleep(1);
     }
