@@ -368,6 +368,11 @@ public abstract class JobService extends BaseService {
     runners.forEach(ShardRunner::requestWake);
   }
 
+  /** Whether the runner of {@code shard} was asked to claim since its last claim; for tests. */
+  boolean claimWanted(String shard) {
+    return runner(shard).map(ShardRunner::claimWanted).orElse(false);
+  }
+
   /** Whether this replica runs {@code shard} and its lock lets it claim now. */
   public boolean claimsHere(String shard) {
     return runner(shard).map(r -> r.lock().trust() == Trust.CLAIM).orElse(false);

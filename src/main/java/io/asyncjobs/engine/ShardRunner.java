@@ -371,6 +371,11 @@ final class ShardRunner {
     return state.inFlight.size();
   }
 
+  /** Whether a claim was asked for since the last run that claimed; for tests. */
+  boolean claimWanted() {
+    return state.claimWanted.get();
+  }
+
   /** Worker threads waiting at the start gate now. */
   int waitingAtStartGate() {
     return state.gate.waiting();

@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
+import io.asyncjobs.config.Shards;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.EnqueueRequest;
@@ -100,6 +101,37 @@ public class WakeUpTest {
     } finally {
       steered.trust = null;
       service.attachLock(realLock);
+      service.runOnce();
+      service.reset();
+    }
+  }
+
+  /**
+   * An enqueue on a replica whose lock does not let it claim leaves its runner asleep: the wake-up
+   * thread would only find that it may not claim. Under a lost lock nothing consumes the request,
+   * so it shows; it was made on every such enqueue before.
+   */
+  @Test
+  void shouldNotWakeARunnerHereThatMayNotClaim() throws Exception {
+    db.clearJobs();
+    service.reset();
+    service.runOnce(); // claims nothing: no claim is wanted after it
+    SteerableLock steered = new SteerableLock(realLock);
+    service.attachLock(steered);
+    try {
+      steered.trust = Trust.NONE;
+      queue.enqueue("controlled", Map.of(), null, null, null);
+
+      assertThat(service.claimWanted(Shards.ALL)).as("a claim asked of the runner here").isFalse();
+
+      steered.trust = null;
+      queue.enqueue("controlled", Map.of("block", true), null, null, null);
+      assertThat(service.nextStarted()).as("woken once it may claim again").isNotNull();
+    } finally {
+      steered.trust = null;
+      service.attachLock(realLock);
+      db.update("DELETE FROM jobs WHERE status = 'pending'");
+      service.reset();
       service.runOnce();
       service.reset();
     }
