@@ -563,18 +563,11 @@ public class ServiceManager implements LocalWakeUps {
 
   /**
    * A job enqueued through this replica wakes its shard's runner here directly, without waiting for
-   * the NOTIFY to travel through the database. Only a runner that may claim now is woken: on a
-   * replica that does not own the shard (or whose lock is not confirmed) the wake-up thread would
-   * only find that it may not claim, once per enqueue; the owner learns of the job from the
-   * enqueue's NOTIFY or its next claim. A job that must be claimed from the head (a retry) wakes
-   * the runner whatever its lock says, so that it rewinds its cursor. Runs once the enqueuing
-   * transaction committed.
+   * the NOTIFY to travel through the database; a runner whose lock is not held stays asleep ({@link
+   * ShardRunner#requestWake}). Runs once the enqueuing transaction committed.
    */
   void onEnqueued(@Observes(during = TransactionPhase.AFTER_SUCCESS) JobsEnqueued event) {
-    if (!config.wakeUps()) {
-      return;
-    }
-    if (event.fromHead() || event.shard() == null || wakesHere(event.kind(), event.shard())) {
+    if (config.wakeUps()) {
       wake(event.kind(), event.shard(), event.fromHead());
     }
   }

@@ -400,17 +400,32 @@ final class ShardRunner {
     return task;
   }
 
-  /** Asks for a run as soon as possible, on this runner's own thread. Coalesces. */
+  /**
+   * Asks for a run as soon as possible, on this runner's own thread. Coalesces. A runner whose lock
+   * is not held (another replica owns the shard) is left asleep: its wake-up thread would find that
+   * it may do nothing ({@link #wakeLoop}), once for every enqueue and notification of the kind.
+   * When it takes the lock, its first tick claims from the head of the queue.
+   */
   void requestWake() {
-    state.requestWake();
+    if (mayWake()) {
+      state.requestWake();
+    }
   }
 
   /**
    * Asks for a run that claims from the head of the queue: an older job became pending again (an
-   * admin retry, a handover), which a wake-up claiming after its cursor would pass over.
+   * admin retry, a handover), which a wake-up claiming after its cursor would pass over. Left
+   * asleep as {@link #requestWake} is.
    */
   void requestWakeFromHead() {
-    state.requestWakeFromHead();
+    if (mayWake()) {
+      state.requestWakeFromHead();
+    }
+  }
+
+  /** Whether a wake-up here could do anything: the lock is held, if only to finish (FINISH). */
+  private boolean mayWake() {
+    return state.lock().trust() != Trust.NONE;
   }
 
   /**
@@ -439,7 +454,7 @@ final class ShardRunner {
         state.wakeSignal.acquire();
         lingerForStragglers();
         state.wakeSignal.drainPermits();
-        if (state.lock().trust() != Trust.NONE) {
+        if (mayWake()) {
           wakeOnce();
         }
       } catch (InterruptedException e) {

@@ -44,6 +44,7 @@ public class WakeUpTest {
   @Inject SettingsStore settings;
   @Inject io.asyncjobs.operations.ServicePauses pauses;
   @Inject OwnerLock realLock;
+  @Inject ServiceManager manager;
 
   @Test
   void shouldStartAJobOnNotifyAndReapItWhenItsTaskFinishes() throws Exception {
@@ -107,9 +108,9 @@ public class WakeUpTest {
   }
 
   /**
-   * An enqueue on a replica whose lock does not let it claim leaves its runner asleep: the wake-up
-   * thread would only find that it may not claim. Under a lost lock nothing consumes the request,
-   * so it shows; it was made on every such enqueue before.
+   * On a replica whose lock is not held, neither an enqueue made there nor a notification of one
+   * wakes the runner: its wake-up thread would only find that it may do nothing. Under a lost lock
+   * nothing consumes a request, so one shows; both made one before.
    */
   @Test
   void shouldNotWakeARunnerHereThatMayNotClaim() throws Exception {
@@ -121,6 +122,7 @@ public class WakeUpTest {
     try {
       steered.trust = Trust.NONE;
       queue.enqueue("controlled", Map.of(), null, null, null);
+      manager.wakeFor("controlled"); // the enqueue's notification, as the listener hands it on
 
       assertThat(service.claimWanted(Shards.ALL)).as("a claim asked of the runner here").isFalse();
 
