@@ -134,7 +134,7 @@ public class JobClaims {
           + OWNER_KEY
           + " NOT IN (SELECT ok FROM capped)"
           + "   ORDER BY (-priority), uid LIMIT (SELECT room FROM p) FOR UPDATE SKIP LOCKED) c) w"
-          + "   WHERE w.load <= (SELECT cap FROM p) ORDER BY w.np, w.uid), ?, ?))"
+          + "   WHERE w.load <= (SELECT cap FROM p)), ?, ?))"
           + " SELECT (SELECT count(*) FROM fence) AS fenced_in, k.*"
           + " FROM (SELECT 1) AS one LEFT JOIN claimed AS k ON true";
 

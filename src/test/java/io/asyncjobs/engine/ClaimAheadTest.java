@@ -296,8 +296,8 @@ class ClaimAheadTest extends ControlledKindFixture {
       service.runOnce();
     }
     assertThat(count(JobStatus.DONE)).isEqualTo(2);
-    // The wake-up thread may still be settling the two tasks (forgetting them, leaving the start
-    // gate) after their outcomes committed; the test proper counts threads at the gate from zero.
+    // The test proper counts threads at the gate from zero: run until nothing of the set-up is in
+    // flight or counted there (bounded), and say so if it does not settle.
     long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
     while ((service.inFlightCount() > 0 || service.begunAtStartGate() > 0)
         && System.nanoTime() < deadline) {

@@ -2,15 +2,14 @@ package io.asyncjobs.queue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.asyncjobs.testing.Database;
 import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import org.eclipse.microprofile.config.Config;
-import org.eclipse.microprofile.config.ConfigProvider;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,16 +23,12 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 class ClaimPlansKeptTest {
 
-  private final Config config = ConfigProvider.getConfig();
+  @Inject Database db;
 
   @Test
   void shouldKeepTheClaimFunctionsPlansFromTheirFirstCall() throws Exception {
     // A session of its own: a pooled one may have made the plans in an earlier test.
-    try (Connection c =
-            DriverManager.getConnection(
-                config.getValue("quarkus.datasource.jdbc.url", String.class),
-                config.getValue("quarkus.datasource.username", String.class),
-                config.getOptionalValue("quarkus.datasource.password", String.class).orElse(""));
+    try (Connection c = db.newSession();
         Statement s = c.createStatement()) {
       c.setAutoCommit(false);
       try {

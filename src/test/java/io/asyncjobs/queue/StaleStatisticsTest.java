@@ -220,12 +220,16 @@ class StaleStatisticsTest {
 
   /** Takes a new fencing epoch (in the caller's transaction) and returns it. */
   private static long newEpoch(Statement s) throws SQLException {
-    return Long.parseLong(
-        firstValue(
-            s,
-            "INSERT INTO job_owner_epochs (lock_name, epoch, holder, taken_at)"
-                + " SELECT 'stale-statistics-test', coalesce(max(epoch), 0) + 1000, 'test',"
-                + " now() FROM job_owner_epochs RETURNING epoch"));
+    return firstLong(
+        s,
+        "INSERT INTO job_owner_epochs (lock_name, epoch, holder, taken_at)"
+            + " SELECT 'stale-statistics-test', coalesce(max(epoch), 0) + 1000, 'test',"
+            + " now() FROM job_owner_epochs RETURNING epoch");
+  }
+
+  /** The first column of the first row {@code sql} answers, as a number. */
+  private static long firstLong(Statement s, String sql) throws SQLException {
+    return Long.parseLong(firstValue(s, sql));
   }
 
   /** The first column of the first row {@code sql} answers, as text. */
@@ -257,11 +261,10 @@ class StaleStatisticsTest {
 
   /** The rows of jobs (index entries and sequential reads) this transaction has read so far. */
   private static long rowsReadSoFar(Statement s) throws SQLException {
-    return Long.parseLong(
-        firstValue(
-            s,
-            "SELECT (SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)"
-                + " FROM pg_index WHERE indrelid = 'jobs'::regclass)"
-                + " + pg_stat_get_xact_tuples_returned('jobs'::regclass)"));
+    return firstLong(
+        s,
+        "SELECT (SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)"
+            + " FROM pg_index WHERE indrelid = 'jobs'::regclass)"
+            + " + pg_stat_get_xact_tuples_returned('jobs'::regclass)");
   }
 }

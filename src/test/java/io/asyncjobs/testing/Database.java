@@ -3,6 +3,7 @@ package io.asyncjobs.testing;
 import io.agroal.api.AgroalDataSource;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -10,6 +11,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.config.ConfigProvider;
 
 /** Plain SQL against the test database, for setting up rows and reading what the code wrote. */
 @ApplicationScoped
@@ -58,6 +61,18 @@ public class Database {
   public void clearJobs() {
     update("DELETE FROM jobs");
     update("DELETE FROM job_finished_minutes");
+  }
+
+  /**
+   * A session of its own, outside the pool: for a test that needs a session no other test used (its
+   * plans, its locks, its memory). The caller closes it.
+   */
+  public Connection newSession() throws SQLException {
+    Config config = ConfigProvider.getConfig();
+    return DriverManager.getConnection(
+        config.getValue("quarkus.datasource.jdbc.url", String.class),
+        config.getValue("quarkus.datasource.username", String.class),
+        config.getOptionalValue("quarkus.datasource.password", String.class).orElse(""));
   }
 
   /** The underlying datasource. */
