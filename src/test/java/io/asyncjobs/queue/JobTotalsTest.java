@@ -6,6 +6,10 @@ import io.asyncjobs.kinds.noop.NoopService;
 import io.asyncjobs.testing.Database;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -16,7 +20,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The totals of finished jobs that the triggers on {@code jobs} keep (migration V9) agree with the
  * table itself after every kind of write: outcomes, a retry of a failed job, a touch, deletes, a
- * truncate, and rows inserted finished.
+ * truncate, and rows inserted finished; a job inserted pending costs none of them a call.
  */
 @QuarkusTest
 class JobTotalsTest {
@@ -82,6 +86,50 @@ class JobTotalsTest {
     db.update("TRUNCATE jobs");
     assertThat(totals()).isEmpty();
     assertThat(finishedInMinutes()).isZero();
+  }
+
+  /**
+   * A job is enqueued pending, which the totals do not count: its insert calls no function of the
+   * totals at all (V29). The statement trigger it fired before returned at once, but PostgreSQL
+   * still collected the rows and called it on every enqueue. A row inserted finished is counted by
+   * a call per row.
+   */
+  @Test
+  void shouldCallNoTotalsFunctionForAJobInsertedPending() throws Exception {
+    try (Connection c = db.newSession()) {
+      try (Statement st = c.createStatement()) {
+        st.execute("SET track_functions = 'pl'");
+      }
+      c.setAutoCommit(false);
+      try (Statement st = c.createStatement()) {
+        st.executeUpdate(insertOne("pending", "NULL"));
+        assertThat(totalsFunctionCalls(st)).as("calls for a pending job").isZero();
+        st.executeUpdate(insertOne("done", "now()"));
+        assertThat(totalsFunctionCalls(st)).as("calls for a job inserted done").isEqualTo(1);
+      } finally {
+        c.rollback();
+      }
+    }
+  }
+
+  private static String insertOne(String status, String completedAt) {
+    return "INSERT INTO jobs (uid, kind, status, payload, created_at, completed_at, updated_at,"
+        + " expires_at) VALUES (gen_random_uuid(), 'noop', '"
+        + status
+        + "', '{}', now(), "
+        + completedAt
+        + ", now(), now() + interval '1 day')";
+  }
+
+  /** Calls in this transaction of the functions that keep the totals (V9, V26, V29). */
+  private static long totalsFunctionCalls(Statement st) throws SQLException {
+    try (ResultSet rs =
+        st.executeQuery(
+            "SELECT coalesce(sum(pg_stat_get_xact_function_calls(p.oid)), 0) FROM pg_proc p"
+                + " WHERE p.proname IN ('jobs_keep_totals', 'jobs_count_inserted_finished')")) {
+      rs.next();
+      return rs.getLong(1);
+    }
   }
 
   private void assertAgreesWithTheTable() {
