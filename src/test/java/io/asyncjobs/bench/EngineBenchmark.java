@@ -4,14 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.bench.peers.PeerHarness;
+import io.asyncjobs.config.JobsConfig;
 import io.asyncjobs.config.Shards;
 import io.asyncjobs.engine.JobService;
 import io.asyncjobs.engine.ManualServices;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.kinds.noop.NoopService;
 import io.asyncjobs.operations.ServicePauses;
+import io.asyncjobs.queue.Completion;
 import io.asyncjobs.queue.EnqueueRequest;
 import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.JobClaims;
 import io.asyncjobs.queue.JobQueue;
 import io.asyncjobs.queue.Owner;
 import io.asyncjobs.testing.Database;
@@ -24,6 +27,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -58,6 +62,8 @@ class EngineBenchmark {
   private static final Owner BENCH = new Owner("user", "bench");
 
   @Inject JobQueue queue;
+  @Inject JobClaims claims;
+  @Inject JobsConfig config;
   @Inject ServiceManager manager;
   @Inject ServicePauses pauses;
   @Inject Database db;
@@ -115,6 +121,11 @@ class EngineBenchmark {
     Collections.sort(drains);
     double drained = drains.get(1);
     record("drain_noop_max_concurrent_10", drained, "jobs/s", drained / reference);
+    // The same drain's statement alone, at the size claims ahead reach (jobs.claim-ahead-max);
+    // its ratio is the drain's against it.
+    int most = config.claimAheadMax();
+    double alone = statementsAlone("bench_statements_alone", most);
+    record("drain_statements_alone_cycles_of_" + most, alone, "jobs/s", drained / alone);
     queue.enqueue(newJobs(PER_THREAD_KIND, JOBS));
     drained = drainAll(PER_THREAD_KIND);
     record("drain_noop_max_concurrent_10_no_claim_ahead", drained, "jobs/s", drained / reference);
@@ -307,6 +318,54 @@ class EngineBenchmark {
                 .get("n"))
         .isEqualTo((long) JOBS);
     return drained;
+  }
+
+  /**
+   * The drain's own statement with nothing around it: {@value #JOBS} pending jobs of a kind that no
+   * service here runs, claimed {@code batch} at a time by JobCompleteAndClaimMany ({@link
+   * JobClaims#completeAndClaimMany}, the Java code and statement the wake-up path uses) on one
+   * connection, one call after another, each writing the last call's jobs done. No threads, start
+   * gate, wake-ups or second session: the database's ceiling for our own claim and completion at
+   * the size claims ahead reach, which the drain's ratio is taken against. Jobs per second.
+   */
+  private double statementsAlone(String kind, int batch) {
+    queue.enqueue(newJobs(kind, JOBS));
+    long epoch =
+        ((Number) db.query("SELECT nextval('jobs_owner_epoch_seq') AS e").get(0).get("e"))
+            .longValue();
+    String lock = "bench-" + kind;
+    db.update(
+        "INSERT INTO job_owner_epochs (lock_name, epoch, holder, taken_at)"
+            + " VALUES (?, ?, 'bench', now())",
+        lock,
+        epoch);
+    try {
+      long t0 = System.nanoTime();
+      List<Completion> finished = List.of();
+      JobClaims.ClaimCursor cursor = JobClaims.HEAD;
+      int written = 0;
+      while (true) {
+        Instant now = Instant.now();
+        JobClaims.CompleteAndClaim step =
+            claims.completeAndClaimMany(
+                finished,
+                Duration.ofDays(7),
+                new JobClaims.ClaimRequest(kind, Shards.ALL, batch, epoch, now, cursor));
+        written += step.written().size();
+        if (step.claimed().isEmpty()) {
+          break;
+        }
+        finished =
+            step.claimed().stream().map(j -> Completion.done(j.uid, Map.of(), now, now)).toList();
+        Job last = step.claimed().get(step.claimed().size() - 1);
+        cursor = new JobClaims.ClaimCursor(last.priority, last.uid);
+      }
+      double rate = JOBS / seconds(t0);
+      assertThat(written).as("jobs written done").isEqualTo(JOBS);
+      return rate;
+    } finally {
+      db.update("DELETE FROM job_owner_epochs WHERE lock_name = ?", lock);
+    }
   }
 
   /** Drains {@link #JOBS} jobs on each of {@code rounds} fresh kinds named {@code prefix} + n. */
