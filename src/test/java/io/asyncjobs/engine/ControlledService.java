@@ -173,8 +173,16 @@ public class ControlledService extends JobService {
   }
 
   private void awaitGate(Job job) throws InterruptedException {
+    CountDownLatch gate = gate(job.uid);
+    if (releaseAll) {
+      // reset() began after this job checked releaseAll and may have counted the gates down
+      // before this one was made; it would then wait for this job in vain, and clear the gate
+      // with the job still held by it (WakeUpTest once had a job held so for 60 s, which failed
+      // the tests after it).
+      return;
+    }
     try {
-      if (!gate(job.uid).await(60, TimeUnit.SECONDS)) {
+      if (!gate.await(60, TimeUnit.SECONDS)) {
         throw new IllegalStateException("test never released job " + job.uid);
       }
     } catch (InterruptedException e) {
