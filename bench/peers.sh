@@ -239,8 +239,8 @@ suite_peers() {
   ref_tps=$(reference_insert_tps)
   cycles=$(engine_cycle_tps)
   cycles500=$(engine_cycle_tps 500 200)
-  # Our drain's own statement alone (JobCompleteAndClaimMany at claim-ahead-max, one connection, one
-  # call after another; EngineBenchmark's ceiling mode, median of three after three unmeasured):
+  # Our drain's own statement alone (JobCompleteAndClaimMany at claim-ahead-max from one caller, one
+  # call after another; EngineBenchmark's ceiling mode, median of three after fifteen unmeasured):
   # the ceiling the issue holds our drain to, beside the pgbench cycle's simpler statements.
   echo "bench: our drain's statement alone (EngineBenchmark, ceiling mode)" >&2
   psql_ -c "TRUNCATE jobs, job_finished_minutes"
@@ -326,7 +326,7 @@ print()
 print(f"Database ceiling: pgbench one-client INSERT {ref:,.0f} tps; our claim-and-complete cycle of 10 under")
 print(f"pgbench {cycles * 10:,.0f} jobs/s ({cycles * 10 / ref:.2f} x the INSERT); at 500 jobs a cycle, the size")
 print(f"claims ahead reach, {cycles500 * 500:,.0f} jobs/s. Our drain's own statement (JobCompleteAndClaimMany,")
-print(f"500 jobs a call, one connection, one call after another): {alone:,.0f} jobs/s.")
+print(f"500 jobs a call, one caller, one call after another): {alone:,.0f} jobs/s.")
 print()
 PY
   echo "Machine: $(nproc) cores shared by PostgreSQL, every system's process and whatever else runs here. Load average"
