@@ -329,9 +329,9 @@ class EngineBenchmark {
    * The drain's own statement with nothing around it: {@value #JOBS} pending jobs of a kind that no
    * service here runs, claimed {@code batch} at a time by JobCompleteAndClaimMany ({@link
    * JobClaims#completeAndClaimMany}, the Java code and statement the wake-up path uses) from one
-   * caller, one call after another, each writing the last call's jobs done. No threads, start
-   * gate, wake-ups or second session: the database's ceiling for our own claim and completion at
-   * the size claims ahead reach, which the drain's ratio is taken against. Jobs per second.
+   * caller, one call after another, each writing the last call's jobs done. No threads, start gate,
+   * wake-ups or second session: the database's ceiling for our own claim and completion at the size
+   * claims ahead reach, which the drain's ratio is taken against. Jobs per second.
    */
   private double statementsAlone(String kind, int batch) {
     queue.enqueue(newJobs(kind, JOBS));
