@@ -250,7 +250,9 @@ public class ControlledService extends JobService {
     guardGoesOn.release();
     gates.values().forEach(CountDownLatch::countDown);
     awaitTasks(Duration.ofSeconds(10));
-    releaseAll = false;
+    // Gates go before releaseAll does: a job that makes its gate meanwhile still sees releaseAll
+    // once its gate exists and goes on, where in the other order it could make a gate that the
+    // clear then dropped, and wait on it with nobody to count it down.
     gates.clear();
     stepGates.clear();
     steppedGates.clear();
@@ -264,6 +266,7 @@ public class ControlledService extends JobService {
     guardReached.drainPermits();
     guardGoesOn.drainPermits();
     cleanupObserver = job -> {};
+    releaseAll = false;
   }
 
   private CountDownLatch gate(UUID uid) {
