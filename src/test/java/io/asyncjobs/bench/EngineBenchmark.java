@@ -10,6 +10,7 @@ import io.asyncjobs.engine.JobService;
 import io.asyncjobs.engine.ManualServices;
 import io.asyncjobs.engine.ServiceManager;
 import io.asyncjobs.kinds.noop.NoopService;
+import io.asyncjobs.lock.Epochs;
 import io.asyncjobs.operations.ServicePauses;
 import io.asyncjobs.queue.Completion;
 import io.asyncjobs.queue.EnqueueRequest;
@@ -27,6 +28,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -127,11 +129,11 @@ class EngineBenchmark {
         "drain first " + first + ", warm-up " + warm + ", then rounds, jobs/s: " + drains);
     Collections.sort(drains);
     double drained = drains.get(1);
-    double claimAheadDrain = drained;
     record("drain_noop_max_concurrent_10", drained, "jobs/s", drained / reference);
     queue.enqueue(newJobs(PER_THREAD_KIND, JOBS));
-    drained = drainAll(PER_THREAD_KIND);
-    record("drain_noop_max_concurrent_10_no_claim_ahead", drained, "jobs/s", drained / reference);
+    double perThread = drainAll(PER_THREAD_KIND);
+    record(
+        "drain_noop_max_concurrent_10_no_claim_ahead", perThread, "jobs/s", perThread / reference);
 
     // Pickup latency: single enqueues 20 ms apart, enqueue call to process start.
     PickupService pickup = new PickupService();
@@ -168,12 +170,12 @@ class EngineBenchmark {
     // Last, so that it changes nothing the measures above ran on: the drain's two statements at
     // the size claims ahead reach, one after the other (a reference, not a ceiling); the ratio is
     // the drain with claims ahead over it.
-    double serial = statementsSerialMedian();
+    double serial = statementsSerialMedian(0); // the drains above warmed the JIT compiler
     record(
         "drain_statements_serial_cycles_of_" + config.claimAheadMax(),
         serial,
         "jobs/s",
-        claimAheadDrain / serial);
+        drained / serial);
 
     write();
     assertThat(rows).isNotEmpty();
@@ -343,17 +345,10 @@ class EngineBenchmark {
    * work of our own statements with no overlap, a reference beside the pgbench cycle (whose
    * statements are simpler), not a ceiling. Jobs per second.
    */
-  private double statementsSerial(String kind, int batch) {
+  private double statementsSerial(String kind, int batch) throws SQLException {
     queue.enqueue(newJobs(kind, JOBS));
-    long epoch =
-        ((Number) db.query("SELECT nextval('jobs_owner_epoch_seq') AS e").get(0).get("e"))
-            .longValue();
     String lock = "bench-" + kind;
-    db.update(
-        "INSERT INTO job_owner_epochs (lock_name, epoch, holder, taken_at)"
-            + " VALUES (?, ?, 'bench', now())",
-        lock,
-        epoch);
+    long epoch = Epochs.take(dataSource, lock, "bench");
     try {
       long t0 = System.nanoTime();
       List<Completion> finished = List.of();
@@ -387,7 +382,7 @@ class EngineBenchmark {
    * (deleted between rounds, they left dead index entries that the next round's claims read past:
    * 15,100-17,900 against 18,900-20,600 jobs/s in one run).
    */
-  private double statementsSerialMedian(int warmUp) {
+  private double statementsSerialMedian(int warmUp) throws SQLException {
     List<Double> rounds = new ArrayList<>();
     for (int round = 1; round <= warmUp + 3; round++) {
       double serial = statementsSerial("bench_statements_serial_" + round, config.claimAheadMax());
@@ -399,11 +394,6 @@ class EngineBenchmark {
     db.update("DELETE FROM jobs WHERE kind LIKE 'bench_statements_serial_%'");
     Collections.sort(rounds);
     return rounds.get(1);
-  }
-
-  /** In a process whose JIT compiler has already worked through the drains above. */
-  private double statementsSerialMedian() {
-    return statementsSerialMedian(0);
   }
 
   /**
