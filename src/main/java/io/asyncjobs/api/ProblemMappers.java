@@ -14,6 +14,7 @@ import io.quarkus.security.AuthenticationFailedException;
 import io.quarkus.security.AuthenticationRedirectException;
 import io.quarkus.security.ForbiddenException;
 import io.quarkus.security.UnauthorizedException;
+import io.vertx.core.http.HttpClosedException;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.HttpHeaders;
@@ -244,7 +245,8 @@ public class ProblemMappers {
   /** Whether the error only says that the connection was closed from the other end. */
   static boolean clientWentAway(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof ClosedChannelException) {
+      if (t instanceof ClosedChannelException || t instanceof HttpClosedException) {
+        // The second: the connection closed while its body was still being read.
         return true;
       }
       if (t instanceof IOException io

@@ -2,6 +2,7 @@ package io.asyncjobs.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.vertx.core.http.HttpClosedException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.ClosedChannelException;
@@ -17,6 +18,11 @@ class ProblemMappersTest {
     assertThat(
             ProblemMappers.clientWentAway(
                 new UncheckedIOException(new IOException("Connection reset by peer"))))
+        .isTrue();
+    // A client that closed its connection in the middle of a body streamed to the endpoint.
+    assertThat(
+            ProblemMappers.clientWentAway(
+                new IOException(new IOException(new HttpClosedException("Connection was closed")))))
         .isTrue();
     assertThat(ProblemMappers.clientWentAway(new IllegalStateException("bug"))).isFalse();
     assertThat(ProblemMappers.clientWentAway(new IOException("disk full"))).isFalse();

@@ -12,8 +12,14 @@ import io.asyncjobs.testing.Tokens;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -84,6 +90,102 @@ class RequestLimitsTest {
     assertThat(answer.status()).as(answer.body()).isEqualTo(202);
     assertThat(db.query("SELECT uid FROM jobs")).hasSize(1);
   }
+
+  @Test
+  void shouldHoldNoWorkerThreadForClientsThatStallInTheMiddleOfTheirBodies() throws Exception {
+    // More stalled clients than the worker pool has threads (Quarkus's default: 200, or 8 per
+    // core); each declares a short body, sends half of it and waits.
+    int stalled = Math.max(200, 8 * Runtime.getRuntime().availableProcessors()) + 10;
+    byte[] body = "{\"sleep_ms\": 1}".getBytes(StandardCharsets.UTF_8);
+    List<Socket> clients = new ArrayList<>();
+    try (LogCapture errors = LogCapture.start(Level.SEVERE)) {
+      try {
+        for (int i = 0; i < stalled; i++) {
+          Socket client = new Socket(base.getHost(), base.getPort());
+          clients.add(client);
+          OutputStream out = client.getOutputStream();
+          out.write(
+              (post("Content-Length: " + body.length) + "\r\n\r\n")
+                  .getBytes(StandardCharsets.ISO_8859_1));
+          out.write(body, 0, body.length / 2);
+          out.flush();
+        }
+        // None of them holds a worker thread reading its body; before, each did until it went
+        // away (or the read timed out).
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+        while (System.nanoTime() < deadline && threadsReadingABody() == 0) {
+          Thread.sleep(50);
+        }
+        assertThat(threadsReadingABody()).as("threads blocked reading a body").isZero();
+        // A caller that sends its whole body is answered meanwhile.
+        assertThat(RawHttp.send(base, post("Content-Length: " + body.length), body, false).status())
+            .isEqualTo(202);
+      } finally {
+        for (Socket client : clients) {
+          client.close();
+        }
+      }
+      // The stalled clients went away: their halves enqueued nothing and are no error.
+      Thread.sleep(500);
+      assertThat(db.query("SELECT uid FROM jobs")).hasSize(1);
+      assertThat(errors.lines()).isEmpty();
+    }
+  }
+
+  @Test
+  void shouldLogNoErrorForAChunkedBodyWhoseClientGoesAwayHalfWay() throws Exception {
+    try (LogCapture errors = LogCapture.start(Level.SEVERE)) {
+      try (Socket client = new Socket(base.getHost(), base.getPort())) {
+        OutputStream out = client.getOutputStream();
+        out.write(
+            (post("Transfer-Encoding: chunked") + "\r\n\r\n8\r\n{\"sleep_\r\n")
+                .getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+        // Until a worker thread reads the stream, the client has not been heard.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline && threadsReadingABody() == 0) {
+          Thread.sleep(20);
+        }
+        assertThat(threadsReadingABody()).as("a chunked body is read as a stream").isPositive();
+      }
+      Thread.sleep(500);
+      assertThat(errors.lines()).isEmpty();
+    }
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+  }
+
+  @Test
+  void shouldTakeADeclaredBodyThatArrivesInPieces() throws Exception {
+    byte[] body = "{\"sleep_ms\": 1}".getBytes(StandardCharsets.UTF_8);
+    try (Socket client = new Socket(base.getHost(), base.getPort())) {
+      client.setSoTimeout(30_000);
+      OutputStream out = client.getOutputStream();
+      out.write(
+          (post("Content-Length: " + body.length) + "\r\n\r\n")
+              .getBytes(StandardCharsets.ISO_8859_1));
+      out.flush();
+      for (byte b : body) {
+        Thread.sleep(20);
+        out.write(b);
+        out.flush();
+      }
+      String status =
+          new String(client.getInputStream().readNBytes(12), StandardCharsets.ISO_8859_1);
+      assertThat(status).isEqualTo("HTTP/1.1 202");
+    }
+    assertThat(db.query("SELECT uid FROM jobs")).hasSize(1);
+  }
+
+  /** Threads of this process waiting in Quarkus REST's stream of a request body. */
+  private static long threadsReadingABody() {
+    return Thread.getAllStackTraces().values().stream()
+        .filter(
+            stack -> Arrays.stream(stack).anyMatch(f -> f.getClassName().startsWith(BODY_STREAM)))
+        .count();
+  }
+
+  private static final String BODY_STREAM =
+      "org.jboss.resteasy.reactive.server.vertx.VertxInputStream";
 
   private String post(String framing) {
     return String.join(
