@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The totals of finished jobs that the triggers on {@code jobs} keep (migration V9) agree with the
  * table itself after every kind of write: outcomes, a retry of a failed job, a touch, deletes, a
- * truncate, and rows inserted finished, counted once per statement.
+ * truncate, and rows inserted finished, folded into the totals once per transaction (V31).
  */
 @QuarkusTest
 class JobTotalsTest {
@@ -89,13 +89,11 @@ class JobTotalsTest {
   }
 
   /**
-   * A statement that inserts many finished jobs counts them in one call, whatever their number.
-   * V29's row trigger called its function once per row, and each call updated the same totals row
-   * again in the same transaction, so such an insert took time that grew with the square of its
-   * rows; V30 restored the statement trigger.
+   * A pending insert, as every enqueue is, calls no totals function: V9's statement trigger called
+   * one for each, which found nothing finished and returned (V31).
    */
   @Test
-  void shouldCountAStatementOfManyFinishedJobsInOneCall() throws Exception {
+  void shouldCallNoTotalsFunctionForAPendingInsert() throws Exception {
     try (Connection c = db.newSession()) {
       try (Statement st = c.createStatement()) {
         st.execute("SET track_functions = 'pl'");
@@ -103,10 +101,14 @@ class JobTotalsTest {
       c.setAutoCommit(false);
       try (Statement st = c.createStatement()) {
         st.executeUpdate(
-            "INSERT INTO jobs (uid, kind, status, payload, created_at, completed_at, updated_at,"
-                + " expires_at) SELECT gen_random_uuid(), 'noop', 'done', '{}', now(), now(),"
-                + " now(), now() + interval '1 day' FROM generate_series(1, 2000)");
-        assertThat(totalsFunctionCalls(st)).as("calls for 2,000 jobs inserted done").isEqualTo(1);
+            "INSERT INTO jobs (uid, kind, status, payload, created_at, updated_at, expires_at)"
+                + " VALUES (gen_random_uuid(), 'noop', 'pending', '{}', now(), now(),"
+                + " now() + interval '1 day')");
+        for (String function :
+            List.of(
+                "jobs_keep_totals", "jobs_stage_inserted_finished", "job_totals_fold_inserted")) {
+          assertThat(functionCalls(st, function)).as(function).isZero();
+        }
       } finally {
         c.rollback();
       }
@@ -114,13 +116,73 @@ class JobTotalsTest {
   }
 
   /**
-   * Calls in this transaction of the statement trigger's function (V9, V26); V29's row trigger
-   * called another, so it read 0 there, and its own function 2,000.
+   * A statement that inserts many finished jobs writes the totals once, not once per job. V29
+   * upserted the totals row for each job, each upsert walking every version of that row its
+   * transaction had written, so such an insert took time that grew with the square of its rows. The
+   * fold runs at commit; made immediate here, it runs at the statement's end instead, in the
+   * transaction whose writes it counts.
    */
-  private static long totalsFunctionCalls(Statement st) throws SQLException {
+  @Test
+  void shouldFoldAStatementOfManyFinishedJobsIntoTheTotalsOnce() throws Exception {
+    try (Connection c = db.newSession()) {
+      c.setAutoCommit(false);
+      try (Statement st = c.createStatement()) {
+        st.executeUpdate(
+            "INSERT INTO jobs (uid, kind, status, payload, created_at, completed_at, updated_at,"
+                + " expires_at) SELECT gen_random_uuid(), 'noop', 'done', '{}', now(), now(),"
+                + " now(), now() + interval '1 day' FROM generate_series(1, 2000)");
+        // Fires the fold's deferred events now, as the commit would.
+        st.execute("SET CONSTRAINTS job_totals_fold IMMEDIATE");
+        try (ResultSet rs =
+            st.executeQuery(
+                "SELECT pg_stat_get_xact_tuples_inserted('job_totals'::regclass)"
+                    + " + pg_stat_get_xact_tuples_updated('job_totals'::regclass),"
+                    + " (SELECT jobs FROM job_totals WHERE kind = 'noop' AND status = 'done'),"
+                    + " (SELECT count(*) FROM job_totals_inserted)")) {
+          rs.next();
+          assertThat(rs.getLong(1)).as("rows written to job_totals").isEqualTo(1);
+          assertThat(rs.getLong(2)).as("done jobs counted").isEqualTo(2000);
+          assertThat(rs.getLong(3)).as("rows still staged").isZero();
+        }
+      } finally {
+        c.rollback();
+      }
+    }
+  }
+
+  /**
+   * Finished jobs inserted, then deleted or set back to pending in the same transaction, count as
+   * they stand when it commits; a transaction rolled back counts nothing.
+   */
+  @Test
+  void shouldCountWhatATransactionLeavesWhenItCommits() throws Exception {
+    String insert =
+        "INSERT INTO jobs (uid, kind, status, payload, created_at, completed_at, updated_at,"
+            + " expires_at, bytes_in) SELECT gen_random_uuid(), 'fork', 'done', '{}', now(), now(),"
+            + " now(), now() + interval '1 day', i FROM generate_series(1, 10) AS i";
+    try (Connection c = db.newSession()) {
+      c.setAutoCommit(false);
+      try (Statement st = c.createStatement()) {
+        st.executeUpdate(insert);
+        c.rollback();
+        st.executeUpdate(insert);
+        st.executeUpdate("DELETE FROM jobs WHERE kind = 'fork' AND bytes_in <= 3");
+        st.executeUpdate(
+            "UPDATE jobs SET status = 'pending', completed_at = NULL"
+                + " WHERE kind = 'fork' AND bytes_in IN (4, 5)");
+        c.commit();
+      }
+    }
+    assertAgreesWithTheTable();
+    assertThat(totals()).containsEntry("fork/done", List.of(5L, 0L, 0L, 40L));
+    assertThat(db.query("SELECT id FROM job_totals_inserted")).isEmpty();
+  }
+
+  /** Calls in this transaction of the function {@code name}. */
+  private static long functionCalls(Statement st, String name) throws SQLException {
     try (ResultSet rs =
         st.executeQuery(
-            "SELECT coalesce(pg_stat_get_xact_function_calls('jobs_keep_totals'::regproc), 0)")) {
+            "SELECT coalesce(pg_stat_get_xact_function_calls('" + name + "'::regproc), 0)")) {
       rs.next();
       return rs.getLong(1);
     }

@@ -79,6 +79,9 @@ class QueryPlansTest {
                  1, CASE WHEN i % 20 = 0 THEN now() END
             FROM generate_series(1, 2000) AS i
           """);
+      // The finished jobs are counted when their transaction commits (V31); this one never does,
+      // so that the table is left as it was found: the count is made now instead.
+      s.execute("SET CONSTRAINTS job_totals_fold IMMEDIATE");
       s.execute("ANALYZE jobs");
       // The inserts' triggers counted a week of minutes; the sweep has purged none of them yet.
       s.execute("ANALYZE job_finished_minutes");
