@@ -23,8 +23,12 @@ import jakarta.ws.rs.ext.ReaderInterceptorContext;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
 
 /**
  * Holds every request body to {@code jobs.api.max-body-bytes}: a larger one gets a 413 problem, is
@@ -39,15 +43,28 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 @ApplicationScoped
 public class RequestLimits {
 
+  private static final Logger LOG = Logger.getLogger(RequestLimits.class);
+
   private final long max;
   private final ObjectMapper json;
+
+  /**
+   * Bytes of bodies being read whole now ({@link #buffer}), against {@link #bufferedBytesInAll}.
+   */
+  private final AtomicLong buffering = new AtomicLong();
+
+  private volatile long bufferedBytesInAll = BUFFERED_BYTES_IN_ALL;
+  private volatile Duration bodyReadTimeout;
 
   RequestLimits(
       JobsConfig config,
       ObjectMapper json,
-      @ConfigProperty(name = "quarkus.http.limits.max-body-size") Optional<MemorySize> server) {
+      @ConfigProperty(name = "quarkus.http.limits.max-body-size") Optional<MemorySize> server,
+      @ConfigProperty(name = "quarkus.http.read-timeout", defaultValue = "60s")
+          Duration readTimeout) {
     this.max = config.api().maxBodyBytes();
     this.json = json;
+    this.bodyReadTimeout = readTimeout;
     // A chunked body is read ahead of the JSON parser; twice the limit leaves room for that, so
     // this limit, not the server's bare cut-off, is always the one that answers.
     if (server.isPresent() && server.get().asLongValue() < 2 * max) {
@@ -94,7 +111,7 @@ public class RequestLimits {
       return;
     }
     if (declared > 0 && declared <= BUFFERED_BYTES) {
-      buffer(context);
+      buffer(context, declared);
       return;
     }
     context.next();
@@ -104,40 +121,103 @@ public class RequestLimits {
    * A declared body of at most this many bytes is read whole on the event loop before the endpoint
    * runs, as the body of an enqueue, a batch of up to about a thousand small jobs or an admin
    * change always is. Unread, a blocking endpoint reads it on its worker thread through a stream
-   * that asks the event loop for each piece and waits for it: two hand-offs between threads per
-   * request, a fifth of an enqueue's time over HTTP on two cores. A larger body, or one without a
-   * declared length (chunked), is still read as a stream and counted ({@link CountedBodies}).
+   * that asks the event loop for each piece and waits for it: four more hand-offs between threads
+   * per request (for the bytes, then for the end), on top of the two any blocking endpoint needs. A
+   * larger body, or one without a declared length (chunked), is still read as a stream and counted
+   * ({@link CountedBodies}), as is one that finds {@link #BUFFERED_BYTES_IN_ALL} taken.
    */
   static final long BUFFERED_BYTES = 64 * 1024;
+
+  /**
+   * The most bytes of bodies read whole at once, over every connection. Such a body is read before
+   * its caller is known, so this bounds what callers that declare a body and never send it can make
+   * the service hold: past it, a body is read as a stream, after the caller is known.
+   */
+  static final long BUFFERED_BYTES_IN_ALL = 16 * 1024 * 1024;
 
   /**
    * Reads the whole body, then hands the request on with it, where Quarkus REST takes it instead of
    * reading the connection itself. A client that waits to be told to go on ({@code Expect:
    * 100-continue}) is left to the stream, which tells it only once the caller is known, so that a
    * refused caller never sends its body. So is an HTTP/2 request: Quarkus REST pauses every request
-   * it takes, which HTTP/2 refuses once the body has been read.
+   * it takes, which HTTP/2 refuses once the body has been read. A body not whole within the
+   * server's read timeout ({@code quarkus.http.read-timeout}, as the stream would wait) gets a 408
+   * problem and the connection is closed.
    */
-  private static void buffer(RoutingContext context) {
+  private void buffer(RoutingContext context, long declared) {
     HttpServerRequest request = context.request();
     if (request.isEnded()
         || request.version() == HttpVersion.HTTP_2
-        || request.headers().contains(HttpHeaders.EXPECT, HttpHeaders.CONTINUE, true)) {
+        || request.headers().contains(HttpHeaders.EXPECT, HttpHeaders.CONTINUE, true)
+        || !reserve(declared)) {
       context.next();
       return;
     }
+    AtomicBoolean settled = new AtomicBoolean();
+    long timer =
+        context
+            .vertx()
+            .setTimer(
+                bodyReadTimeout.toMillis(),
+                t -> {
+                  if (settled.compareAndSet(false, true)) {
+                    buffering.addAndGet(-declared);
+                    answer(
+                        context,
+                        Problem.of(
+                            408,
+                            "body-timeout",
+                            "Body not received in time",
+                            "the body declared "
+                                + declared
+                                + " bytes and did not arrive whole within "
+                                + bodyReadTimeout.toSeconds()
+                                + " s"),
+                        false);
+                  }
+                });
     request
         .body()
         .onComplete(
             read -> {
+              if (!settled.compareAndSet(false, true)) {
+                return; // answered 408 already
+              }
+              context.vertx().cancelTimer(timer);
+              buffering.addAndGet(-declared);
               if (read.succeeded()) {
                 context.setBody(read.result());
                 context.next();
               } else {
                 // The client went away before its body was whole: no one is left to answer.
+                LOG.debugf(read.cause(), "a body of %d bytes was not read whole", declared);
                 request.connection().close();
               }
             });
     request.resume();
+  }
+
+  /** Takes {@code bytes} of the room for bodies read whole, or says there is not enough. */
+  private boolean reserve(long bytes) {
+    long now;
+    do {
+      now = buffering.get();
+      if (now + bytes > bufferedBytesInAll) {
+        return false;
+      }
+    } while (!buffering.compareAndSet(now, now + bytes));
+    return true;
+  }
+
+  /** For tests: the room for bodies read whole, and how long one may take. */
+  void bufferLimits(long bytesInAll, Duration readTimeout) {
+    this.bufferedBytesInAll = bytesInAll;
+    this.bodyReadTimeout = readTimeout;
+  }
+
+  /** For tests: the limits the configuration gives. */
+  Duration bodyReadTimeout() {
+    return bodyReadTimeout;
   }
 
   /**

@@ -16,6 +16,7 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -37,6 +38,7 @@ class RequestLimitsTest {
 
   @Inject Database db;
   @Inject ObjectMapper json;
+  @Inject RequestLimits limits;
 
   @TestHTTPResource("/")
   URI base;
@@ -111,7 +113,7 @@ class RequestLimitsTest {
           out.flush();
         }
         // None of them holds a worker thread reading its body; before, each did until it went
-        // away (or the read timed out).
+        // away or the stream's read timeout passed.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
         while (System.nanoTime() < deadline && threadsReadingABody() == 0) {
           Thread.sleep(50);
@@ -130,6 +132,77 @@ class RequestLimitsTest {
       assertThat(db.query("SELECT uid FROM jobs")).hasSize(1);
       assertThat(errors.lines()).isEmpty();
     }
+  }
+
+  @Test
+  void shouldAnswerABodyThatStallsPastTheReadTimeoutWithA408Problem() throws Exception {
+    byte[] body = "{\"sleep_ms\": 1}".getBytes(StandardCharsets.UTF_8);
+    Duration configured = limits.bodyReadTimeout();
+    limits.bufferLimits(RequestLimits.BUFFERED_BYTES_IN_ALL, Duration.ofMillis(300));
+    try (Socket client = new Socket(base.getHost(), base.getPort())) {
+      client.setSoTimeout(30_000);
+      OutputStream out = client.getOutputStream();
+      out.write(
+          (post("Content-Length: " + body.length) + "\r\n\r\n")
+              .getBytes(StandardCharsets.ISO_8859_1));
+      out.write(body, 0, body.length / 2);
+      out.flush();
+      String answer =
+          new String(client.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+      assertThat(answer).startsWith("HTTP/1.1 408").contains(Problem.TYPE_PREFIX + "body-timeout");
+    } finally {
+      limits.bufferLimits(RequestLimits.BUFFERED_BYTES_IN_ALL, configured);
+    }
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+  }
+
+  @Test
+  void shouldReadBodiesAsStreamsOnceTheRoomForWholeOnesIsTaken() throws Exception {
+    byte[] body = "{\"sleep_ms\": 1}".getBytes(StandardCharsets.UTF_8);
+    Duration configured = limits.bodyReadTimeout();
+    // Room for one body read whole: the first stalled client takes it, the second is streamed.
+    limits.bufferLimits(body.length, configured);
+    List<Socket> clients = new ArrayList<>();
+    try {
+      for (int i = 0; i < 2; i++) {
+        Socket client = new Socket(base.getHost(), base.getPort());
+        clients.add(client);
+        OutputStream out = client.getOutputStream();
+        out.write(
+            (post("Content-Length: " + body.length) + "\r\n\r\n")
+                .getBytes(StandardCharsets.ISO_8859_1));
+        out.write(body, 0, body.length / 2);
+        out.flush();
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (System.nanoTime() < deadline && threadsReadingABody() == 0) {
+        Thread.sleep(20);
+      }
+      assertThat(threadsReadingABody()).as("threads reading a body as a stream").isEqualTo(1);
+    } finally {
+      for (Socket client : clients) {
+        client.close();
+      }
+      limits.bufferLimits(RequestLimits.BUFFERED_BYTES_IN_ALL, configured);
+    }
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
+  }
+
+  @Test
+  void shouldRefuseABodyWithoutATokenAndEnqueueNothing() throws Exception {
+    byte[] body = "{\"sleep_ms\": 1}".getBytes(StandardCharsets.UTF_8);
+    String head =
+        String.join(
+            "\r\n",
+            "POST /api/noop HTTP/1.1",
+            "Host: " + base.getHost() + ":" + base.getPort(),
+            "Content-Type: application/json",
+            "Content-Length: " + body.length);
+
+    RawHttp.Answer answer = RawHttp.send(base, head, body, false);
+
+    assertThat(answer.status()).isEqualTo(401);
+    assertThat(db.query("SELECT uid FROM jobs")).isEmpty();
   }
 
   @Test

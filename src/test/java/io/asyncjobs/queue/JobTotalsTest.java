@@ -14,6 +14,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -176,6 +178,102 @@ class JobTotalsTest {
     assertAgreesWithTheTable();
     assertThat(totals()).containsEntry("fork/done", List.of(5L, 0L, 0L, 40L));
     assertThat(db.query("SELECT id FROM job_totals_inserted")).isEmpty();
+  }
+
+  /**
+   * Finished jobs inserted and then truncated in one transaction leave no totals behind: V31 left
+   * them staged, and the commit counted jobs that no longer existed (V32).
+   */
+  @Test
+  void shouldForgetFinishedJobsInsertedBeforeATruncateInTheSameTransaction() throws Exception {
+    try (Connection c = db.newSession()) {
+      c.setAutoCommit(false);
+      try (Statement st = c.createStatement()) {
+        st.executeUpdate(
+            "INSERT INTO jobs (uid, kind, status, payload, created_at, completed_at, updated_at,"
+                + " expires_at) SELECT gen_random_uuid(), 'zip', 'done', '{}', now(), now(),"
+                + " now(), now() + interval '1 day' FROM generate_series(1, 5)");
+        st.execute("TRUNCATE jobs");
+        c.commit();
+      }
+    }
+    assertThat(totals()).isEmpty();
+    assertThat(finishedInMinutes()).isZero();
+  }
+
+  /**
+   * A fold committing while another transaction finishes a job of the same kind in the same minute
+   * waits for it and both commit. V31's fold locked the minute's row before the totals row, the
+   * other way round from a completion's trigger, so the two deadlocked (V32).
+   */
+  @Test
+  void shouldFoldBesideACompletionOfTheSameKindAndMinuteWithoutADeadlock() throws Exception {
+    String minute = "timestamptz '2026-01-01 10:00:30+00'";
+    String finished =
+        "INSERT INTO jobs (uid, kind, status, payload, created_at, completed_at, updated_at,"
+            + " expires_at) VALUES (gen_random_uuid(), 'fork', 'done', '{}', now(), "
+            + minute
+            + ", now(), now() + interval '1 day')";
+    db.update(finished); // the totals row both transactions will write
+    UUID running = UUID.randomUUID();
+    db.update(
+        "INSERT INTO jobs (uid, kind, status, payload, created_at, started_at, updated_at,"
+            + " expires_at) VALUES (?, 'fork', 'running', '{}', now(), now(), now(),"
+            + " now() + interval '1 day')",
+        running);
+    try (Connection folding = db.newSession();
+        Connection completing = db.newSession()) {
+      folding.setAutoCommit(false);
+      completing.setAutoCommit(false);
+      try (Statement f = folding.createStatement();
+          Statement c = completing.createStatement()) {
+        f.executeUpdate(finished);
+        long foldingPid = pid(f);
+        // The completion has the totals row; the fold, committing, waits for it.
+        c.executeQuery(
+                "SELECT 1 FROM job_totals WHERE kind = 'fork' AND status = 'done' FOR UPDATE")
+            .close();
+        CompletableFuture<Void> commit =
+            CompletableFuture.runAsync(
+                () -> {
+                  try {
+                    folding.commit();
+                  } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                  }
+                });
+        awaitWaitingForALock(foldingPid);
+        c.executeUpdate(
+            "UPDATE jobs SET status = 'done', completed_at = "
+                + minute
+                + " WHERE uid = '"
+                + running
+                + "'");
+        completing.commit();
+        commit.get(30, TimeUnit.SECONDS);
+      }
+    }
+    assertAgreesWithTheTable();
+    assertThat(totals()).containsEntry("fork/done", List.of(3L, 0L, 0L, 0L));
+  }
+
+  private static long pid(Statement st) throws SQLException {
+    try (ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private void awaitWaitingForALock(long pid) throws InterruptedException {
+    for (int i = 0; i < 500; i++) {
+      if (!db.query(
+              "SELECT 1 FROM pg_stat_activity WHERE pid = ? AND wait_event_type = 'Lock'", pid)
+          .isEmpty()) {
+        return;
+      }
+      Thread.sleep(10);
+    }
+    throw new AssertionError("session " + pid + " never waited for a lock");
   }
 
   /** Calls in this transaction of the function {@code name}. */
