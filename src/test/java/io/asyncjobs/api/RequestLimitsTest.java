@@ -103,14 +103,7 @@ class RequestLimitsTest {
     try (LogCapture errors = LogCapture.start(Level.SEVERE)) {
       try {
         for (int i = 0; i < stalled; i++) {
-          Socket client = new Socket(base.getHost(), base.getPort());
-          clients.add(client);
-          OutputStream out = client.getOutputStream();
-          out.write(
-              (post("Content-Length: " + body.length) + "\r\n\r\n")
-                  .getBytes(StandardCharsets.ISO_8859_1));
-          out.write(body, 0, body.length / 2);
-          out.flush();
+          clients.add(halfSent(body));
         }
         // None of them holds a worker thread reading its body; before, each did until it went
         // away or the stream's read timeout passed.
@@ -139,14 +132,8 @@ class RequestLimitsTest {
     byte[] body = "{\"sleep_ms\": 1}".getBytes(StandardCharsets.UTF_8);
     Duration configured = limits.bodyReadTimeout();
     limits.bufferLimits(RequestLimits.BUFFERED_BYTES_IN_ALL, Duration.ofMillis(300));
-    try (Socket client = new Socket(base.getHost(), base.getPort())) {
+    try (Socket client = halfSent(body)) {
       client.setSoTimeout(30_000);
-      OutputStream out = client.getOutputStream();
-      out.write(
-          (post("Content-Length: " + body.length) + "\r\n\r\n")
-              .getBytes(StandardCharsets.ISO_8859_1));
-      out.write(body, 0, body.length / 2);
-      out.flush();
       String answer =
           new String(client.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
       assertThat(answer).startsWith("HTTP/1.1 408").contains(Problem.TYPE_PREFIX + "body-timeout");
@@ -165,14 +152,7 @@ class RequestLimitsTest {
     List<Socket> clients = new ArrayList<>();
     try {
       for (int i = 0; i < 2; i++) {
-        Socket client = new Socket(base.getHost(), base.getPort());
-        clients.add(client);
-        OutputStream out = client.getOutputStream();
-        out.write(
-            (post("Content-Length: " + body.length) + "\r\n\r\n")
-                .getBytes(StandardCharsets.ISO_8859_1));
-        out.write(body, 0, body.length / 2);
-        out.flush();
+        clients.add(halfSent(body));
       }
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
       while (System.nanoTime() < deadline && threadsReadingABody() == 0) {
@@ -259,6 +239,18 @@ class RequestLimitsTest {
 
   private static final String BODY_STREAM =
       "org.jboss.resteasy.reactive.server.vertx.VertxInputStream";
+
+  /** A client that declared {@code body}, sent its first half and waits. */
+  private Socket halfSent(byte[] body) throws Exception {
+    Socket client = new Socket(base.getHost(), base.getPort());
+    OutputStream out = client.getOutputStream();
+    out.write(
+        (post("Content-Length: " + body.length) + "\r\n\r\n")
+            .getBytes(StandardCharsets.ISO_8859_1));
+    out.write(body, 0, body.length / 2);
+    out.flush();
+    return client;
+  }
 
   private String post(String framing) {
     return String.join(
