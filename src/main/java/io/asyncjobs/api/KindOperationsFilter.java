@@ -44,6 +44,7 @@ public class KindOperationsFilter implements OASFilter {
               Map.entry("403", "forbidden"),
               Map.entry("404", "unknownKind"),
               Map.entry("406", ProblemAnswersFilter.NOT_ACCEPTABLE),
+              Map.entry("408", ProblemAnswersFilter.BODY_TIMEOUT),
               Map.entry("413", "tooLarge"),
               Map.entry("415", "unsupportedMediaType"),
               Map.entry("422", "idempotencyKeyReused"),

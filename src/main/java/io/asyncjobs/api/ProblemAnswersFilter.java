@@ -36,6 +36,9 @@ public class ProblemAnswersFilter implements OASFilter {
   /** The shared answer to an Accept header that names no type the route answers. */
   static final String NOT_ACCEPTABLE = "notAcceptable";
 
+  /** The shared answer to a body that declared its length and did not arrive in time. */
+  static final String BODY_TIMEOUT = "bodyTimeout";
+
   /** The shared answer of an enqueue over its owner's pending quota. */
   static final String QUOTA_EXCEEDED = "quotaExceeded";
 
@@ -97,6 +100,13 @@ public class ProblemAnswersFilter implements OASFilter {
     ANSWERS.put("conflict", new Answer("The job is not in a state that allows this", null, null));
     ANSWERS.put(
         "tooLarge", new Answer("The body is larger than jobs.api.max-body-bytes", null, null));
+    ANSWERS.put(
+        BODY_TIMEOUT,
+        new Answer(
+            "The body declared its length and did not arrive whole within the server's read"
+                + " timeout (quarkus.http.read-timeout); the connection is closed",
+            null,
+            null));
     ANSWERS.put("unsupportedMediaType", new Answer("The body is not application/json", null, null));
     ANSWERS.put(
         "idempotencyKeyReused",
@@ -237,8 +247,9 @@ public class ProblemAnswersFilter implements OASFilter {
 
   /**
    * Adds the answers any route may give: 503 (the database), 406 (an Accept header it cannot meet),
-   * 400 where it takes a parameter or a body, and on a route that takes a token 401 (none, or a bad
-   * one) and 403 (a token without a subject, or without the admin role).
+   * 400 where it takes a parameter or a body, 408 and 413 where it takes a body, and on a route
+   * that takes a token 401 (none, or a bad one) and 403 (a token without a subject, or without the
+   * admin role).
    */
   @Override
   public Operation filterOperation(Operation operation) {
@@ -250,6 +261,11 @@ public class ProblemAnswersFilter implements OASFilter {
     if ((operation.getParameters() != null && !operation.getParameters().isEmpty())
         || operation.getRequestBody() != null) {
       addShared(operation, "400", "malformed");
+    }
+    if (operation.getRequestBody() != null) {
+      // RequestLimits holds every body, whatever the route.
+      addShared(operation, "408", BODY_TIMEOUT);
+      addShared(operation, "413", "tooLarge");
     }
     if (operation.getSecurity() != null && !operation.getSecurity().isEmpty()) {
       addShared(operation, "401", "unauthenticated");

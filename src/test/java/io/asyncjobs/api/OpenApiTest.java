@@ -52,6 +52,30 @@ class OpenApiTest {
     assertThat(doc.getMap("components.responses")).containsKeys("notFound", "unauthenticated");
   }
 
+  /**
+   * Every route that takes a body lists what RequestLimits answers for any body: 413 for one too
+   * large, 408 for one that declared its length and did not arrive in time.
+   */
+  @Test
+  void shouldListTheBodyLimitsAnswersOnEveryRouteThatTakesABody() {
+    JsonPath doc = openApi();
+    Map<String, Map<String, Map<String, Object>>> paths = doc.getMap("paths");
+    List<String> withBodies = new java.util.ArrayList<>();
+    paths.forEach(
+        (path, operations) ->
+            operations.forEach(
+                (method, operation) -> {
+                  if (operation.containsKey("requestBody")) {
+                    withBodies.add(method + " " + path);
+                    List<String> codes =
+                        ((Map<?, ?>) operation.get("responses"))
+                            .keySet().stream().map(String::valueOf).toList();
+                    assertThat(codes).as(method + " " + path).contains("408", "413");
+                  }
+                }));
+    assertThat(withBodies).contains("post /api/noop", "put /api/admin/services/{name}/settings");
+  }
+
   @Test
   void shouldGiveEveryKindsEnqueueRouteTheSharedAnswers() {
     JsonPath doc = openApi();
