@@ -118,33 +118,42 @@ class JobTotalsTest {
   }
 
   /**
-   * A statement that inserts many finished jobs writes the totals once, not once per job. V29
-   * upserted the totals row for each job, each upsert walking every version of that row its
-   * transaction had written, so such an insert took time that grew with the square of its rows. The
-   * fold runs at commit; made immediate here, it runs at the statement's end instead, in the
-   * transaction whose writes it counts.
+   * A statement that inserts many finished jobs writes the totals once, not once per job, and reads
+   * the staging table once, not once per job; either per job made such an insert take time that
+   * grew with the square of its rows. V29 upserted the totals row for each job, each upsert walking
+   * every version of that row its transaction had written. V31 looked each staged row up at its
+   * event, through a plan the session kept: after a few single rows folded in the same session it
+   * read the whole staging table each time (a test fill of 300,000 jobs ran for more than twenty
+   * minutes). The fold runs at commit; made immediate here, it runs at the statement's end instead,
+   * in the transaction whose writes it counts.
    */
   @Test
   void shouldFoldAStatementOfManyFinishedJobsIntoTheTotalsOnce() throws Exception {
     try (Connection c = db.newSession()) {
+      try (Statement st = c.createStatement()) {
+        // Single rows first, each folded at its own commit, as a session of the app might.
+        for (int i = 0; i < 8; i++) {
+          st.executeUpdate(finishedJobs("noop", 1));
+        }
+      }
       c.setAutoCommit(false);
       try (Statement st = c.createStatement()) {
-        st.executeUpdate(
-            "INSERT INTO jobs (uid, kind, status, payload, created_at, completed_at, updated_at,"
-                + " expires_at) SELECT gen_random_uuid(), 'noop', 'done', '{}', now(), now(),"
-                + " now(), now() + interval '1 day' FROM generate_series(1, 2000)");
+        // The session's counters hold what it has not yet reported (its earlier transactions too):
+        // what this transaction did is the difference.
+        long[] before = writesAndReads(st);
+        st.executeUpdate(finishedJobs("noop", 2000));
         // Fires the fold's deferred events now, as the commit would.
         st.execute("SET CONSTRAINTS job_totals_fold IMMEDIATE");
+        long[] after = writesAndReads(st);
+        assertThat(after[0] - before[0]).as("rows written to job_totals").isEqualTo(1);
+        assertThat(after[1] - before[1]).as("reads of the staging table").isEqualTo(1);
         try (ResultSet rs =
             st.executeQuery(
-                "SELECT pg_stat_get_xact_tuples_inserted('job_totals'::regclass)"
-                    + " + pg_stat_get_xact_tuples_updated('job_totals'::regclass),"
-                    + " (SELECT jobs FROM job_totals WHERE kind = 'noop' AND status = 'done'),"
+                "SELECT (SELECT jobs FROM job_totals WHERE kind = 'noop' AND status = 'done'),"
                     + " (SELECT count(*) FROM job_totals_inserted)")) {
           rs.next();
-          assertThat(rs.getLong(1)).as("rows written to job_totals").isEqualTo(1);
-          assertThat(rs.getLong(2)).as("done jobs counted").isEqualTo(2000);
-          assertThat(rs.getLong(3)).as("rows still staged").isZero();
+          assertThat(rs.getLong(1)).as("done jobs counted").isEqualTo(2008);
+          assertThat(rs.getLong(2)).as("rows still staged").isZero();
         }
       } finally {
         c.rollback();
@@ -189,10 +198,7 @@ class JobTotalsTest {
     try (Connection c = db.newSession()) {
       c.setAutoCommit(false);
       try (Statement st = c.createStatement()) {
-        st.executeUpdate(
-            "INSERT INTO jobs (uid, kind, status, payload, created_at, completed_at, updated_at,"
-                + " expires_at) SELECT gen_random_uuid(), 'zip', 'done', '{}', now(), now(),"
-                + " now(), now() + interval '1 day' FROM generate_series(1, 5)");
+        st.executeUpdate(finishedJobs("zip", 5));
         st.execute("TRUNCATE jobs");
         c.commit();
       }
@@ -274,6 +280,33 @@ class JobTotalsTest {
       Thread.sleep(10);
     }
     throw new AssertionError("session " + pid + " never waited for a lock");
+  }
+
+  /** Inserts {@code count} jobs of {@code kind} that finished now, done. */
+  private static String finishedJobs(String kind, int count) {
+    return "INSERT INTO jobs (uid, kind, status, payload, created_at, completed_at, updated_at,"
+        + " expires_at) SELECT gen_random_uuid(), '"
+        + kind
+        + "', 'done', '{}', now(), now(), now(), now() + interval '1 day'"
+        + " FROM generate_series(1, "
+        + count
+        + ")";
+  }
+
+  /**
+   * Rows this session wrote to job_totals, and reads it made of job_totals_inserted, counted but
+   * not yet reported.
+   */
+  private static long[] writesAndReads(Statement st) throws SQLException {
+    try (ResultSet rs =
+        st.executeQuery(
+            "SELECT pg_stat_get_xact_tuples_inserted('job_totals'::regclass)"
+                + " + pg_stat_get_xact_tuples_updated('job_totals'::regclass),"
+                + " pg_stat_get_xact_numscans('job_totals_inserted'::regclass)"
+                + " + pg_stat_get_xact_numscans('job_totals_inserted_pkey'::regclass)")) {
+      rs.next();
+      return new long[] {rs.getLong(1), rs.getLong(2)};
+    }
   }
 
   /** Calls in this transaction of the function {@code name}. */
