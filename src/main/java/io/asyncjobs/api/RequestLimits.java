@@ -199,14 +199,11 @@ public class RequestLimits {
 
   /** Takes {@code bytes} of the room for bodies read whole, or says there is not enough. */
   private boolean reserve(long bytes) {
-    long now;
-    do {
-      now = buffering.get();
-      if (now + bytes > bufferedBytesInAll) {
-        return false;
-      }
-    } while (!buffering.compareAndSet(now, now + bytes));
-    return true;
+    if (buffering.addAndGet(bytes) <= bufferedBytesInAll) {
+      return true;
+    }
+    buffering.addAndGet(-bytes);
+    return false;
   }
 
   /** For tests: the room for bodies read whole, and how long one may take. */
@@ -215,7 +212,7 @@ public class RequestLimits {
     this.bodyReadTimeout = readTimeout;
   }
 
-  /** For tests: the limits the configuration gives. */
+  /** For tests: how long a body read whole may take now. */
   Duration bodyReadTimeout() {
     return bodyReadTimeout;
   }
