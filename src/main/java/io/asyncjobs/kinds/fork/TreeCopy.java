@@ -137,13 +137,17 @@ final class TreeCopy {
   private void copyFiles(int threads) throws IOException {
     List<Thread> helpers = new ArrayList<>();
     try {
+      // The calling thread takes its first unit before any helper starts: it is the one that
+      // reports progress between chunks. On a busy machine helpers started first took every unit
+      // before it ran, and then it reported nothing until they were done or 200 ms had passed.
+      Unit first = next();
       for (int i = 1; i < threads; i++) {
         Thread helper = new Thread(this::help, Thread.currentThread().getName() + "-copy-" + i);
         helper.setDaemon(true);
         helpers.add(helper);
         helper.start();
       }
-      for (Unit unit; (unit = next()) != null; ) {
+      for (Unit unit = first; unit != null; unit = next()) {
         copy(unit, true);
       }
     } catch (Stopped e) {
