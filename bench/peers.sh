@@ -211,7 +211,10 @@ suite_peers() {
       system=${peers_systems[$(((round - 1 + k) % n))]}
       echo "bench: round $round/$rounds, $system" >&2
       echo "$round" >"$peers_control/$system.run"
-      peers_await "$system" "$peers_control/$system.done-$round" "$round_limit"
+      # A system's first round holds its warm-up drains too (BENCH_PEERS_WARMUP_DRAINS, 20 by
+      # default, each bounded by BENCH_PEERS_DRAIN_SECONDS): as long again for them.
+      peers_await "$system" "$peers_control/$system.done-$round" \
+        "$((round == 1 ? 2 * round_limit : round_limit))"
     done
   done
   for system in "${peers_systems[@]}"; do

@@ -12,7 +12,8 @@
 // The control protocol, which bench/peers.sh drives: the driver touches <control>/<system>.ready,
 // then waits for <control>/<system>.run. That file holds a round number (run the warm-up and the
 // four measures, append one JSON line per figure to the output file, then touch
-// <control>/<system>.done-<round>) or "quit". A failed round leaves <system>.failed-<round> with the
+// <control>/<system>.done-<round>) or "quit". Before the first round it runs, a system drains
+// BENCH_PEERS_WARMUP_DRAINS times unmeasured. A failed round leaves <system>.failed-<round> with the
 // error, and the driver exits.
 
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -152,7 +153,7 @@ export async function serve(system, peer, { spreadMs = 50 } = {}) {
   const output = process.env.BENCH_PEERS_OUTPUT;
   if (!control || !output) throw new Error("BENCH_PEERS_CONTROL and BENCH_PEERS_OUTPUT must be set");
   const s = settings();
-  const warm = { ...s, jobs: s.warmup, batch: Math.min(s.batch, s.warmup), pickups: 20 };
+  const warm = { ...s, jobs: s.warmup, batch: Math.min(s.batch, s.warmup), pickups: 20, warmupDrains: 0 };
   const command = join(control, `${system}.run`);
   let warmedUp = false;
   writeFileSync(join(control, `${system}.ready`), "");
@@ -168,7 +169,10 @@ export async function serve(system, peer, { spreadMs = 50 } = {}) {
       if (!warmedUp) {
         // Unmeasured, every system alike: a JIT compiler took 15-31 drains of 10,000 to settle
         // (engine suite, 2026-12-07), and what the suite compares is replicas that have run.
-        for (let k = 0; k < s.warmupDrains; k++) await drain(peer, s.jobs, s.batch, s.drainSeconds);
+        for (let k = 1; k <= s.warmupDrains; k++) {
+          const d = await drain(peer, s.jobs, s.batch, s.drainSeconds);
+          console.log(`${system} warm-up drain ${k}: ${Math.round(d.value)} jobs/s`);
+        }
         warmedUp = true;
       }
       await measureAll(peer, warm, spreadMs); // unmeasured: JIT, pools and prepared statements

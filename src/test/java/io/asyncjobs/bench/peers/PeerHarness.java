@@ -24,7 +24,8 @@ import java.util.function.IntConsumer;
  * <p>The driver touches {@code <control>/<system>.ready}, then waits for {@code
  * <control>/<system>.run}. That file holds a round number (run the warm-up and the four measures,
  * append one JSON line per figure to the output file, then touch {@code <system>.done-<round>}) or
- * {@code quit}. A failed round leaves {@code <system>.failed-<round>} with the error.
+ * {@code quit}. Before the first round it runs, a system drains {@code BENCH_PEERS_WARMUP_DRAINS}
+ * times unmeasured. A failed round leaves {@code <system>.failed-<round>} with the error.
  *
  * <p>Pure JDK: the db-scheduler driver compiles it without the rest of the test sources.
  */
@@ -107,8 +108,8 @@ public final class PeerHarness {
   private final String system;
   private final Peer peer;
   private final Settings settings;
-  private boolean warmedUp;
   private final int spreadMs;
+  private boolean warmedUp;
 
   /**
    * A harness for one system.
@@ -150,8 +151,8 @@ public final class PeerHarness {
         if (!warmedUp) {
           // Unmeasured, every system alike: a JIT compiler took 15-31 drains of 10,000 to settle
           // (engine suite, 2026-12-07), and what the suite compares is replicas that have run.
-          for (int i = 0; i < settings.warmupDrains(); i++) {
-            drain(settings);
+          for (int i = 1; i <= settings.warmupDrains(); i++) {
+            System.out.println(system + " warm-up drain " + i + ": " + drain(settings));
           }
           warmedUp = true;
         }
