@@ -60,7 +60,7 @@ class OpenApiTest {
   void shouldListTheBodyLimitsAnswersOnEveryRouteThatTakesABody() {
     JsonPath doc = openApi();
     Map<String, Map<String, Map<String, Object>>> paths = doc.getMap("paths");
-    List<String> withBodies = new java.util.ArrayList<>();
+    List<String> withBodies = new ArrayList<>();
     paths.forEach(
         (path, operations) ->
             operations.forEach(

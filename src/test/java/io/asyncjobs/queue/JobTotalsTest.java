@@ -7,6 +7,7 @@ import io.asyncjobs.testing.Database;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -215,11 +216,7 @@ class JobTotalsTest {
   @Test
   void shouldFoldBesideACompletionOfTheSameKindAndMinuteWithoutADeadlock() throws Exception {
     String minute = "timestamptz '2026-01-01 10:00:30+00'";
-    String finished =
-        "INSERT INTO jobs (uid, kind, status, payload, created_at, completed_at, updated_at,"
-            + " expires_at) VALUES (gen_random_uuid(), 'fork', 'done', '{}', now(), "
-            + minute
-            + ", now(), now() + interval '1 day')";
+    String finished = finishedJobs("fork", 1, minute);
     db.update(finished); // the totals row both transactions will write
     UUID running = UUID.randomUUID();
     db.update(
@@ -249,12 +246,12 @@ class JobTotalsTest {
                   }
                 });
         awaitWaitingForALock(foldingPid);
-        c.executeUpdate(
-            "UPDATE jobs SET status = 'done', completed_at = "
-                + minute
-                + " WHERE uid = '"
-                + running
-                + "'");
+        try (PreparedStatement done =
+            completing.prepareStatement(
+                "UPDATE jobs SET status = 'done', completed_at = " + minute + " WHERE uid = ?")) {
+          done.setObject(1, running);
+          done.executeUpdate();
+        }
         completing.commit();
         commit.get(30, TimeUnit.SECONDS);
       }
@@ -284,10 +281,17 @@ class JobTotalsTest {
 
   /** Inserts {@code count} jobs of {@code kind} that finished now, done. */
   private static String finishedJobs(String kind, int count) {
+    return finishedJobs(kind, count, "now()");
+  }
+
+  /** Inserts {@code count} done jobs of {@code kind} that finished at {@code completedAt} (SQL). */
+  private static String finishedJobs(String kind, int count, String completedAt) {
     return "INSERT INTO jobs (uid, kind, status, payload, created_at, completed_at, updated_at,"
         + " expires_at) SELECT gen_random_uuid(), '"
         + kind
-        + "', 'done', '{}', now(), now(), now(), now() + interval '1 day'"
+        + "', 'done', '{}', now(), "
+        + completedAt
+        + ", now(), now() + interval '1 day'"
         + " FROM generate_series(1, "
         + count
         + ")";
