@@ -9,7 +9,8 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
  *
  * @param uid the job's id
  * @param kind the job's kind
- * @param status its status now (pending, or later for a replayed Idempotency-Key)
+ * @param status its status now: pending, running when the replica that owns its shard started it in
+ *     the enqueue's commit, or any status for a replayed Idempotency-Key
  * @param statusUrl the status view; also in the Location header
  * @param eventsUrl the stream of status and progress events
  */

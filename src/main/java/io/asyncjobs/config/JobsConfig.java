@@ -38,6 +38,15 @@ public interface JobsConfig {
   boolean wakeUps();
 
   /**
+   * Whether a single enqueue made on the replica that owns its shard starts the job in its own
+   * commit when a thread is free and no due job of the shard waits before it: the row is written
+   * running under the owner's epoch, fenced as a claim is, and the enqueue answers {@code running}.
+   * Off, every job is written pending and claimed by the owner's next run (a second commit).
+   */
+  @WithDefault("true")
+  boolean startOnEnqueue();
+
+  /**
    * Expired jobs one sweep batch takes: selected, cleaned up, deleted together. A tick sweeps batch
    * after batch within {@link #sweepBudget()}.
    */

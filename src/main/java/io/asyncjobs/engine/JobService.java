@@ -5,6 +5,7 @@ import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
 import io.asyncjobs.queue.Job;
 import io.asyncjobs.queue.JobOutcomes;
+import io.asyncjobs.queue.LocalStarts;
 import io.asyncjobs.storage.VolumeSpace;
 import io.opentelemetry.context.Scope;
 import java.sql.SQLException;
@@ -376,6 +377,19 @@ public abstract class JobService extends BaseService {
   /** Whether this replica runs {@code shard} and its lock lets it claim now. */
   public boolean claimsHere(String shard) {
     return runner(shard).map(r -> r.lock().trust() == Trust.CLAIM).orElse(false);
+  }
+
+  /**
+   * A free thread of the runner of {@code shard} held for a job about to be inserted, or null; see
+   * {@link ShardRunner#reserveStart}.
+   */
+  LocalStarts.Reservation reserveStart(String shard) {
+    for (ShardRunner runner : runners) {
+      if (runner.shard().equals(shard)) {
+        return runner.reserveStart();
+      }
+    }
+    return null;
   }
 
   /** Asks the runner of one shard for a run; a shard this replica has no runner for is ignored. */

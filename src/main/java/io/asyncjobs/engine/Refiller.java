@@ -441,6 +441,24 @@ final class Refiller {
   }
 
   /**
+   * Starts the task of a job an enqueue on this replica wrote running under {@code epoch} in its
+   * own commit ({@link ShardRunner#reserveStart}), as {@link #start} starts a claimed one. The
+   * claim cursor stays where it is: jobs enqueued elsewhere meanwhile may sort before this one.
+   * {@code heldAt} and {@code committedAt} bound the insert, the claim's step in the job's span.
+   */
+  void startEnqueued(Job job, long epoch, long heldAt, long committedAt) {
+    context.metrics().claimed(state.kind, job, job.startedAt);
+    Task task =
+        new Task(
+            job,
+            job.startedAt,
+            epoch,
+            context.traces().claimed(job, state.shard, heldAt, committedAt));
+    state.track(task);
+    task.future = pool.submit(() -> run(task));
+  }
+
+  /**
    * Runs the kind's {@code process} for the task once the start gate lets it in, then asks for a
    * wake-up to write its outcome.
    */

@@ -14,6 +14,7 @@ import io.asyncjobs.queue.JobRecovery;
 import io.asyncjobs.queue.JobShards;
 import io.asyncjobs.queue.JobSweep;
 import io.asyncjobs.queue.JobsEnqueued;
+import io.asyncjobs.queue.LocalStarts;
 import io.asyncjobs.queue.LocalWakeUps;
 import io.asyncjobs.settings.SettingsStore;
 import io.asyncjobs.time.Clock;
@@ -55,7 +56,7 @@ import org.jboss.logging.Logger;
  * stops the others or the next tick.
  */
 @ApplicationScoped
-public class ServiceManager implements LocalWakeUps {
+public class ServiceManager implements LocalWakeUps, LocalStarts {
 
   private static final Logger LOG = Logger.getLogger(ServiceManager.class);
 
@@ -579,6 +580,18 @@ public class ServiceManager implements LocalWakeUps {
   @Override
   public boolean wakesHere(String kind, String shard) {
     return config.wakeUps() && jobService(kind).map(s -> s.claimsHere(shard)).orElse(false);
+  }
+
+  /**
+   * A free thread of this replica's runner of {@code kind}'s {@code shard} for a job an enqueue
+   * here is about to insert ({@code jobs.start-on-enqueue}); see {@link ShardRunner#reserveStart}.
+   */
+  @Override
+  public LocalStarts.Reservation reserve(String kind, String shard) {
+    if (!config.startOnEnqueue()) {
+      return null;
+    }
+    return jobService(kind).map(s -> s.reserveStart(shard)).orElse(null);
   }
 
   /** Wakes every job service. */

@@ -4,6 +4,8 @@ import io.asyncjobs.config.ClaimOrder;
 import io.asyncjobs.config.ServiceSettings;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.lock.Trust;
+import io.asyncjobs.queue.Job;
+import io.asyncjobs.queue.LocalStarts;
 import io.asyncjobs.queue.StoreException;
 import java.time.Duration;
 import java.time.Instant;
@@ -220,6 +222,82 @@ final class ShardRunner {
       return result;
     } finally {
       runLock.unlock();
+    }
+  }
+
+  /**
+   * Holds a free thread for a job an enqueue on this replica is about to insert ({@link
+   * LocalStarts}): takes the run lock without waiting, so that no claim, recovery, handover or
+   * drain runs until the reservation is closed, and keeps it only when the shard may start the job
+   * now: the lock lets it claim, the kind is neither paused nor draining, claims go in order
+   * without a running quota per owner (turns and quotas are the claim's to decide), the settings of
+   * the last tick are current, and a thread is free (no task in flight or straggling holds it, so
+   * no job claimed ahead waits for it either). Null otherwise, and before the first tick.
+   */
+  LocalStarts.Reservation reserveStart() {
+    if (!runLock.tryLock()) {
+      return null; // a run is claiming, or recovering: the job waits for it as pending
+    }
+    boolean kept = false;
+    try {
+      ServiceSettings settings = lastSettings;
+      OwnerLock owner = state.lock();
+      if (settings == null
+          || settingsChanged.get()
+          || state.draining
+          || settings.paused()
+          || settings.claimOrder() == ClaimOrder.FAIR
+          || settings.maxRunningPerOwner() > 0
+          || owner.trust() != Trust.CLAIM) {
+        return null;
+      }
+      state.stragglers.removeIf(Task::returned);
+      if (state.inFlight.size() + state.stragglers.size() >= settings.maxConcurrent()) {
+        return null;
+      }
+      kept = true;
+      return new Start(owner, owner.epoch());
+    } finally {
+      if (!kept) {
+        runLock.unlock();
+      }
+    }
+  }
+
+  /** A thread held for one enqueued job, under the run lock, until it is closed. */
+  private final class Start implements LocalStarts.Reservation {
+
+    private final OwnerLock owner;
+    private final long epoch;
+    private final long heldAt = context.traces().now();
+    private boolean closed;
+
+    Start(OwnerLock owner, long epoch) {
+      this.owner = owner;
+      this.epoch = epoch;
+    }
+
+    @Override
+    public void fenced() {
+      owner.superseded(epoch);
+    }
+
+    @Override
+    public long epoch() {
+      return epoch;
+    }
+
+    @Override
+    public void started(Job job) {
+      refiller.startEnqueued(job, epoch, heldAt, context.traces().now());
+    }
+
+    @Override
+    public void close() {
+      if (!closed) {
+        closed = true;
+        runLock.unlock();
+      }
     }
   }
 

@@ -143,6 +143,41 @@ public class JobInserter {
           + ", ?, ?, ?, ?, ?, ?)";
 
   /**
+   * JobInsertOneStarted: adds one job on the replica that owns its shard and holds a thread for it
+   * ({@link LocalStarts}). The job starts in the insert's own commit, written running under the
+   * owner's epoch (one commit from enqueue to start, where a claim would take a second), when the
+   * fence lets it (the epoch is still the lock's newest, held FOR SHARE as a claim holds it) and no
+   * due job of the shard waits before it; otherwise it is written pending, as JobInsertOneWokenHere
+   * writes it. Returns whether the fence let it (1, or 0 when a newer epoch was taken), then the
+   * row as written ({@link JobRows#COLUMNS}). Its parameters are JobInsertOneWokenHere's, then the
+   * epoch, the start time and the epoch again.
+   */
+  static final String JOB_INSERT_ONE_STARTED =
+      "WITH v (uid, kind, owner_kind, owner_id, preferred_name, payload, created_at, updated_at,"
+          + "        expires_at, shard, priority, run_after, delayed_until, callback_url,"
+          + "        traceparent) AS ("
+          + "   VALUES (?::uuid, ?::text, ?::text, ?::text, ?::text, ?::jsonb, ?::timestamptz,"
+          + "           ?::timestamptz, "
+          + SettingsStore.EFFECTIVE_RETENTION_END
+          + ", ?::text, ?::smallint, ?::timestamptz, ?::timestamptz, ?::text, ?::text)),"
+          + " "
+          + Fence.CTE
+          + ", s AS (SELECT EXISTS (SELECT 1 FROM fence)"
+          + "   AND (SELECT true FROM jobs p WHERE p.kind = (SELECT kind FROM v)"
+          + "     AND p.shard = (SELECT shard FROM v) AND p.status = 'pending'"
+          + "     AND p.delayed_until IS NULL LIMIT 1) IS NULL"
+          + "   AND (SELECT delayed_until FROM v) IS NULL AS go,"
+          + "   ?::timestamptz AS at, ?::bigint AS epoch)"
+          + " INSERT INTO jobs (uid, kind, owner_kind, owner_id, preferred_name, payload, created_at,"
+          + "                   updated_at, expires_at, shard, priority, run_after, delayed_until,"
+          + "                   callback_url, traceparent, status, started_at, epoch)"
+          + " SELECT v.*, CASE WHEN s.go THEN 'running' ELSE 'pending' END,"
+          + "        CASE WHEN s.go THEN s.at END, CASE WHEN s.go THEN s.epoch END"
+          + "   FROM v, s"
+          + " RETURNING (SELECT count(*) FROM fence) AS fenced_in, "
+          + JobRows.COLUMNS;
+
+  /**
    * JobInsertOne: JobInsertOneWokenHere, and, when the job's owner may be idle ({@link
    * #mayBeIdle}), notifies it in the same round trip. One row needs neither the CTE nor the
    * grouping of JobInsertMany: the probe runs in RETURNING, which reads the statement's snapshot
@@ -281,6 +316,7 @@ public class JobInserter {
   private final Shards shards;
   private final QuotaAdmission quota;
   private final LocalWakeUps wakeUps;
+  private final LocalStarts starts;
   private final Notifier notifier;
 
   /**
@@ -301,7 +337,7 @@ public class JobInserter {
   /** The most single enqueues one shared commit takes. */
   static final int SHARED_MAX_JOBS = 1_000;
 
-  JobInserter(
+  public JobInserter(
       SettingsStore settings,
       Clock clock,
       AgroalDataSource dataSource,
@@ -310,6 +346,7 @@ public class JobInserter {
       Shards shards,
       QuotaAdmission quota,
       LocalWakeUps wakeUps,
+      LocalStarts starts,
       Notifier notifier) {
     this.settings = settings;
     this.clock = clock;
@@ -319,6 +356,7 @@ public class JobInserter {
     this.shards = shards;
     this.quota = quota;
     this.wakeUps = wakeUps;
+    this.starts = starts;
     this.notifier = notifier;
   }
 
@@ -360,13 +398,18 @@ public class JobInserter {
   }
 
   /**
-   * Adds one job without a key, committed on its own: JobInsertOneWokenHere when this replica wakes
-   * the shard's owner itself, else JobInsertOne.
+   * Adds one job without a key, committed on its own. When this replica owns the job's shard and
+   * holds a free thread for it ({@link LocalStarts}), JobInsertOneStarted, which starts the job in
+   * the same commit when nothing due waits before it; else JobInsertOneWokenHere when this replica
+   * wakes the shard's owner itself, else JobInsertOne.
    */
   private Enqueued insertOne(EnqueueRequest job) {
     UUID uid = JobIds.next();
     String shard = shards.shardOf(job.kind(), uid);
     boolean wokenHere = wakeUps.wakesHere(job.kind(), shard);
+    // Held from inside the insert until its commit's fate is known; closed on this thread.
+    LocalStarts.Reservation[] held = new LocalStarts.Reservation[1];
+    Job[] running = new Job[1];
     Enqueued outcome;
     try {
       outcome =
@@ -374,13 +417,19 @@ public class JobInserter {
               job,
               false,
               c -> {
+                LocalStarts.Reservation reservation = starts.reserve(job.kind(), shard);
+                held[0] = reservation;
+                if (reservation != null) {
+                  Job written = insertStarted(c, uid, shard, job, reservation);
+                  if (written.status == JobStatus.RUNNING) {
+                    running[0] = written;
+                  }
+                  return new Enqueued(uid, true, written.status);
+                }
                 try (PreparedStatement ps =
                     c.prepareStatement(wokenHere ? JOB_INSERT_ONE_WOKEN_HERE : JOB_INSERT_ONE)) {
                   bindNewJob(ps, uid, shard, job, JsonCodec.encode(job.payload()));
-                  ps.setInt(13, job.priority());
-                  bindRunAfter(ps, 14, job.runAfter());
-                  ps.setString(16, job.callbackUrl());
-                  ps.setString(17, job.traceparent());
+                  bindOneTail(ps, job);
                   if (!wokenHere) {
                     ps.setInt(18, runningQuota(job.kind()));
                   }
@@ -389,17 +438,62 @@ public class JobInserter {
                 }
               },
               added -> true);
+      if (running[0] != null) {
+        // Committed running under the reservation's epoch: its thread takes it now. Should this
+        // throw, the row is the owner's orphan, which its next tick puts back to pending.
+        held[0].started(running[0]);
+      }
     } catch (SQLException e) {
       throw failed(job.kind(), 1, e);
+    } finally {
+      if (held[0] != null) {
+        held[0].close();
+      }
     }
     boolean fromHead = job.priority() > JobPriority.DEFAULT;
+    if (running[0] != null) {
+      metrics.enqueued(job.kind(), 1); // started here: nobody needs waking
+      return outcome;
+    }
     if (wokenHere && !wakeUps.wakesHere(job.kind(), shard)) {
-      // The lock left this replica while the job went in: its new owner, which may be idle, is told
-      // as JobInsertOne would have told it.
+      // The lock left this replica while the job went in: its new owner, which may be idle, is
+      // told as JobInsertOne would have told it.
       notifyOwner(job.kind(), shard, fromHead);
     }
     added(job.kind(), 1, shard, fromHead);
     return outcome;
+  }
+
+  /** Binds JobInsertOneWokenHere's parameters after {@link #bindNewJob}'s: 13 to 17. */
+  private void bindOneTail(PreparedStatement ps, EnqueueRequest job) throws SQLException {
+    ps.setInt(13, job.priority());
+    bindRunAfter(ps, 14, job.runAfter());
+    ps.setString(16, job.callbackUrl());
+    ps.setString(17, job.traceparent());
+  }
+
+  /**
+   * Runs JobInsertOneStarted under the reservation's epoch and returns the row as written; a fenced
+   * insert tells the reservation that a newer owner took the shard.
+   */
+  private Job insertStarted(
+      Connection c, UUID uid, String shard, EnqueueRequest job, LocalStarts.Reservation held)
+      throws SQLException {
+    long epoch = held.epoch();
+    try (PreparedStatement ps = c.prepareStatement(JOB_INSERT_ONE_STARTED)) {
+      bindNewJob(ps, uid, shard, job, JsonCodec.encode(job.payload()));
+      bindOneTail(ps, job);
+      ps.setLong(18, epoch);
+      ps.setObject(19, JobRows.timestamp(clock.now()));
+      ps.setLong(20, epoch);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (rs.getInt(1) == 0) {
+          held.fenced();
+        }
+        return JobRows.read(rs, 1);
+      }
+    }
   }
 
   /**

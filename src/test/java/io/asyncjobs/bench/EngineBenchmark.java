@@ -706,6 +706,8 @@ class EngineBenchmark {
           Map.entry("jobs.wake-ups", "true"),
           // The shipped claim-ahead (JobsConfig), which the test profile turns off.
           Map.entry("jobs.defaults.claim-ahead", "20ms"),
+          // The shipped start on enqueue (JobsConfig), which the test profile turns off too.
+          Map.entry("jobs.start-on-enqueue", "true"),
           Map.entry("jobs.defaults.max-concurrent", "10"),
           Map.entry("jobs.services." + PER_THREAD_KIND + ".claim-ahead", "0s"),
           Map.entry("jobs.services." + PEERS_KIND + ".claim-ahead", "20ms"),

@@ -6,13 +6,10 @@ import io.agroal.api.AgroalDataSource;
 import io.asyncjobs.config.Shards;
 import io.asyncjobs.lock.OwnerLock;
 import io.asyncjobs.testing.Database;
+import io.asyncjobs.testing.Intercepted;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.sql.Array;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
@@ -88,67 +85,28 @@ class CompleteAndClaimAnswerTest {
   /** A data source whose result sets count their rows and the rows with a second column. */
   private static AgroalDataSource counting(
       AgroalDataSource real, AtomicInteger rows, AtomicInteger rowsWithUids) {
-    return wrap(
-        AgroalDataSource.class,
+    return Intercepted.statements(
         real,
-        (method, result) ->
-            result instanceof Connection c
-                ? wrap(
-                    Connection.class,
-                    c,
-                    (m2, r2) ->
-                        r2 instanceof PreparedStatement ps
-                            ? wrap(
-                                PreparedStatement.class,
-                                ps,
-                                (m3, r3) ->
-                                    r3 instanceof ResultSet rs
-                                        ? wrap(
-                                            ResultSet.class,
-                                            rs,
-                                            (m4, r4) -> {
-                                              if (m4.getName().equals("next")
-                                                  && Boolean.TRUE.equals(r4)) {
-                                                rows.incrementAndGet();
-                                              }
-                                              return r4;
-                                            },
-                                            (m4, args, r4) -> {
-                                              if (m4.getName().equals("getArray")
-                                                  && Integer.valueOf(2).equals(args[0])
-                                                  && r4 instanceof Array) {
-                                                rowsWithUids.incrementAndGet();
-                                              }
-                                            })
-                                        : r3)
-                            : r2)
-                : result);
-  }
-
-  private interface After {
-    Object apply(java.lang.reflect.Method method, Object result) throws Exception;
-  }
-
-  private interface Seen {
-    void seen(java.lang.reflect.Method method, Object[] args, Object result);
-  }
-
-  private static <T> T wrap(Class<T> type, T real, After after) {
-    return wrap(type, real, after, (m, a, r) -> {});
-  }
-
-  private static <T> T wrap(Class<T> type, T real, After after, Seen seen) {
-    InvocationHandler handler =
-        (proxy, method, args) -> {
-          Object result;
-          try {
-            result = method.invoke(real, args);
-          } catch (InvocationTargetException e) {
-            throw e.getCause();
-          }
-          seen.seen(method, args, result);
-          return after.apply(method, result);
-        };
-    return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, handler));
+        (sql, ps) ->
+            Intercepted.wrap(
+                PreparedStatement.class,
+                ps,
+                (m3, a3, r3) ->
+                    r3 instanceof ResultSet rs
+                        ? Intercepted.wrap(
+                            ResultSet.class,
+                            rs,
+                            (m4, a4, r4) -> {
+                              if (m4.getName().equals("next") && Boolean.TRUE.equals(r4)) {
+                                rows.incrementAndGet();
+                              }
+                              if (m4.getName().equals("getArray")
+                                  && Integer.valueOf(2).equals(a4[0])
+                                  && r4 instanceof Array) {
+                                rowsWithUids.incrementAndGet();
+                              }
+                              return r4;
+                            })
+                        : r3));
   }
 }

@@ -86,6 +86,7 @@ class LocalWakeUpsTest {
             shards,
             quota,
             wakeUps,
+            LocalStarts.NONE,
             notifier);
     try (Listening listener = new Listening(dataSource, JobQueue.ENQUEUED_CHANNEL)) {
       inserter.enqueue(

@@ -269,6 +269,33 @@ class QueryPlansTest {
   }
 
   @Test
+  void shouldTellWhetherAnEnqueueMayStartItsJobThroughAnIndex() throws Exception {
+    // The owner's enqueue that starts its job when nothing due waits asks it of the claim index.
+    assertNoSeqScanOfJobs(
+        JobInserter.JOB_INSERT_ONE_STARTED,
+        "'018f0000-0000-7000-8000-000000000001'",
+        "'zip'",
+        "'user'",
+        "'owner-7'",
+        "NULL",
+        "'{}'",
+        "now()",
+        "now()",
+        "now()",
+        "'zip'",
+        "3600",
+        "'zip'",
+        "0",
+        "NULL",
+        "NULL",
+        "NULL",
+        "NULL",
+        "1",
+        "now()",
+        "1");
+  }
+
+  @Test
   void shouldPageAnOwnersJobsThroughAnIndexEndingInUid() throws Exception {
     String page = JobReads.listSql(true, false, false, true);
     assertNoSeqScanOfJobs(
