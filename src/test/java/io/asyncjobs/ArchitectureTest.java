@@ -188,10 +188,11 @@ class ArchitectureTest {
   @Test
   void shouldKeepTheTicksRolesUnawareOfTheRunnerThatOrdersThem() {
     // The roles get the shard's state (ShardState) and the engine context; a role that reached
-    // back into ShardRunner would make the order of the tick depend on more than runOnce.
+    // back into ShardRunner would make the order of the tick depend on more than runOnce. The
+    // runner's own nested classes (the reservation a start on enqueue holds) are the runner.
     noClasses()
         .that()
-        .haveSimpleNameNotStartingWith("ShardRunner")
+        .haveNameNotMatching("io\\.asyncjobs\\.engine\\.ShardRunner(\\$.*)?")
         .and()
         .resideInAPackage("io.asyncjobs.engine")
         .and()

@@ -455,7 +455,16 @@ final class Refiller {
             epoch,
             context.traces().claimed(job, state.shard, heldAt, committedAt));
     state.track(task);
-    task.future = pool.submit(() -> run(task));
+    try {
+      task.future = pool.submit(() -> run(task));
+    } catch (RuntimeException e) {
+      // No thread took it (the pool stopped): off the books, so that its row is this owner's
+      // orphan, which the next tick puts back to pending.
+      if (state.inFlight.remove(job.uid, task)) {
+        state.dropped(task);
+      }
+      throw e;
+    }
   }
 
   /**

@@ -255,8 +255,9 @@ final class ShardRunner {
       if (state.inFlight.size() + state.stragglers.size() >= settings.maxConcurrent()) {
         return null;
       }
+      Start start = new Start(owner, owner.epoch());
       kept = true;
-      return new Start(owner, owner.epoch());
+      return start;
     } finally {
       if (!kept) {
         runLock.unlock();

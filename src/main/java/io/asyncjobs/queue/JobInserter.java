@@ -361,12 +361,13 @@ public class JobInserter {
   }
 
   /**
-   * Adds up to {@value #MAX_JOBS} pending jobs of one kind and owner in one transaction, in list
-   * order. Each row expires one retention period after enqueue; the owner restarts that period when
-   * the job finishes, and never sweeps a job that is still pending or running. A request whose
-   * idempotency key the owner used before for the same request is not added again: its outcome
-   * names the first job. Unless the requests are exempt, the owner's pending quota holds for the
-   * jobs the call adds, together.
+   * Adds up to {@value #MAX_JOBS} jobs of one kind and owner in one transaction, in list order:
+   * pending, or running when a single job starts at once on the replica that owns its shard ({@link
+   * LocalStarts}). Each row expires one retention period after enqueue; the owner restarts that
+   * period when the job finishes, and never sweeps a job that is still pending or running. A
+   * request whose idempotency key the owner used before for the same request is not added again:
+   * its outcome names the first job. Unless the requests are exempt, the owner's pending quota
+   * holds for the jobs the call adds, together.
    *
    * @param jobs the requests; they share their kind, owner and quota exemption, and their keys
    *     differ
@@ -399,14 +400,19 @@ public class JobInserter {
 
   /**
    * Adds one job without a key, committed on its own. When this replica owns the job's shard and
-   * holds a free thread for it ({@link LocalStarts}), JobInsertOneStarted, which starts the job in
-   * the same commit when nothing due waits before it; else JobInsertOneWokenHere when this replica
-   * wakes the shard's owner itself, else JobInsertOne.
+   * holds a free thread for it ({@link LocalStarts}), and the job is due and outside a pending
+   * quota, JobInsertOneStarted, which starts the job in the same commit when nothing due waits
+   * before it; else JobInsertOneWokenHere when this replica wakes the shard's owner itself, else
+   * JobInsertOne.
    */
   private Enqueued insertOne(EnqueueRequest job) {
     UUID uid = JobIds.next();
     String shard = shards.shardOf(job.kind(), uid);
     boolean wokenHere = wakeUps.wakesHere(job.kind(), shard);
+    // A job under a pending quota is counted pending, and a delayed one cannot start: neither asks.
+    boolean mayStart =
+        quota.limit(job.kind(), job.owner(), job.quotaExempt()) <= 0
+            && delayedUntil(job.runAfter(), clock.now()) == null;
     // Held from inside the insert until its commit's fate is known; closed on this thread.
     LocalStarts.Reservation[] held = new LocalStarts.Reservation[1];
     Job[] running = new Job[1];
@@ -417,7 +423,8 @@ public class JobInserter {
               job,
               false,
               c -> {
-                LocalStarts.Reservation reservation = starts.reserve(job.kind(), shard);
+                LocalStarts.Reservation reservation =
+                    mayStart ? starts.reserve(job.kind(), shard) : null;
                 held[0] = reservation;
                 if (reservation != null) {
                   Job written = insertStarted(c, uid, shard, job, reservation);
@@ -438,15 +445,31 @@ public class JobInserter {
                 }
               },
               added -> true);
-      if (running[0] != null) {
-        // Committed running under the reservation's epoch: its thread takes it now. Should this
-        // throw, the row is the owner's orphan, which its next tick puts back to pending.
-        held[0].started(running[0]);
-      }
     } catch (SQLException e) {
-      throw failed(job.kind(), 1, e);
-    } finally {
+      outcome = held[0] == null ? null : writtenAfterAll(uid, held[0], running, e);
+      if (outcome == null) {
+        if (held[0] != null) {
+          held[0].close();
+        }
+        throw failed(job.kind(), 1, e);
+      }
+    } catch (RuntimeException e) {
       if (held[0] != null) {
+        held[0].close();
+      }
+      throw e;
+    }
+    if (held[0] != null) {
+      try {
+        if (running[0] != null) {
+          // Committed running under the reservation's epoch: its thread takes it now.
+          held[0].started(running[0]);
+        }
+      } catch (RuntimeException e) {
+        // The row is the owner's orphan, which its next tick puts back to pending: it is in.
+        LOG.warnf(
+            e, "enqueue of %s: job %s went in running but did not start here", job.kind(), uid);
+      } finally {
         held[0].close();
       }
     }
@@ -463,6 +486,43 @@ public class JobInserter {
     added(job.kind(), 1, shard, fromHead);
     return outcome;
   }
+
+  /**
+   * What became of a starting insert whose answer did not come ({@code error}: the connection
+   * dropped, say, after the commit), read on another connection while the reservation still holds
+   * the shard's run, so nothing else has touched the row: written running under the reservation's
+   * epoch, it is put in {@code running} to start here as if the answer had come; written pending,
+   * it waits like any job. Null when the row is not there or cannot be read (then a row that did
+   * commit running is the owner's orphan, which its next tick puts back to pending).
+   */
+  private Enqueued writtenAfterAll(
+      UUID uid, LocalStarts.Reservation held, Job[] running, SQLException error) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(JOB_GET_WRITTEN)) {
+      ps.setObject(1, uid);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        Job written = JobRows.read(rs, 0);
+        if (written.status == JobStatus.RUNNING
+            && written.epoch != null
+            && written.epoch == held.epoch()) {
+          running[0] = written;
+        }
+        LOG.debugf(
+            error, "enqueue of job %s: its answer was lost, the row is %s", uid, written.status);
+        return new Enqueued(uid, true, written.status);
+      }
+    } catch (SQLException e) {
+      error.addSuppressed(e);
+      return null;
+    }
+  }
+
+  /** JobGetWritten: a job's row as a starting insert wrote it ({@link JobRows#COLUMNS}). */
+  private static final String JOB_GET_WRITTEN =
+      "SELECT " + JobRows.COLUMNS + " FROM jobs WHERE uid = ?";
 
   /** Binds JobInsertOneWokenHere's parameters after {@link #bindNewJob}'s: 13 to 17. */
   private void bindOneTail(PreparedStatement ps, EnqueueRequest job) throws SQLException {

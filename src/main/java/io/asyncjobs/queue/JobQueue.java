@@ -76,9 +76,10 @@ public class JobQueue {
   }
 
   /**
-   * Adds a pending job and returns its uid. The row expires one retention period after enqueue; the
-   * owner restarts that period when the job finishes, and never sweeps a job that is still pending
-   * or running.
+   * Adds a job and returns its uid: pending, or running when this replica owns its shard and starts
+   * it at once ({@link LocalStarts}). The row expires one retention period after enqueue; the owner
+   * restarts that period when the job finishes, and never sweeps a job that is still pending or
+   * running.
    *
    * @param kind the service that will process the job
    * @param payload kind-specific input; stored as JSON

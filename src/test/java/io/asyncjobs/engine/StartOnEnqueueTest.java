@@ -223,19 +223,31 @@ class StartOnEnqueueTest extends ControlledKindFixture {
   }
 
   @Test
-  void shouldRunOnceAJobWhoseStartingInsertCommittedButWhoseAnswerWasLost() throws Exception {
-    JobInserter inserter =
-        new JobInserter(
-            settings,
-            clock,
-            answerLostAfterStartingInsert(dataSource),
-            enqueued,
-            QueueMetrics.NONE,
-            shards,
-            quota,
-            manager,
-            manager,
-            notifier);
+  void shouldStartAJobWhoseStartingInsertCommittedButWhoseAnswerWasLost() throws Exception {
+    JobInserter inserter = inserterLosing(false);
+
+    Enqueued job =
+        inserter.enqueue(List.of(request(Map.of("block", true, "result", Map.of("ok", 1))))).get(0);
+
+    // The row was read back while the reservation held the shard: it starts as if answered.
+    assertThat(job.status()).isEqualTo(JobStatus.RUNNING);
+    assertThat(service.nextStarted()).isEqualTo(job.uid());
+    TickResult run = service.runOnce();
+    assertThat(run.requeued()).as("no orphan").isZero();
+    assertThat(run.claimed()).isZero();
+    service.release(job.uid());
+    service.awaitReturned(job.uid());
+    service.runOnce();
+
+    Job done = queue.getJob(job.uid()).orElseThrow();
+    assertThat(done.status).isEqualTo(JobStatus.DONE);
+    assertThat(done.retryCount).as("no retry spent").isZero();
+    assertThat(service.startOrder).as("run once").containsExactly(job.uid());
+  }
+
+  @Test
+  void shouldRunOnceAJobLeftRunningWhenNeitherTheAnswerNorTheReadBackCame() throws Exception {
+    JobInserter inserter = inserterLosing(true);
 
     assertThatThrownBy(() -> inserter.enqueue(List.of(request(Map.of("result", Map.of("ok", 1))))))
         .hasRootCauseMessage("the answer was lost");
@@ -261,6 +273,74 @@ class StartOnEnqueueTest extends ControlledKindFixture {
     Job job = queue.getJob(uid).orElseThrow();
     assertThat(job.status).isEqualTo(JobStatus.DONE);
     assertThat(service.startOrder).as("run once").containsExactly(uid);
+  }
+
+  @Test
+  void shouldLeaveTurnsRunningQuotasAndDelaysToTheClaim() throws Exception {
+    settings.update("controlled", new SettingsOverride(null, 4, null, null, "fair", null, null));
+    service.runOnce();
+    assertThat(queue.enqueue(request(Map.of())).status()).as("fair").isEqualTo(JobStatus.PENDING);
+    settings.update("controlled", new SettingsOverride(null, 4, null, null, "fifo", null, 1));
+    service.runOnce();
+    assertThat(queue.enqueue(request(Map.of())).status())
+        .as("under a running quota")
+        .isEqualTo(JobStatus.PENDING);
+    settings.update("controlled", new SettingsOverride(null, 4, null, null));
+    service.runOnce(); // claims the two
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    service.runOnce();
+    Enqueued later = queue.enqueue(request(Map.of()).withRunAfter(T0.plusSeconds(60)));
+    assertThat(later.status()).as("delayed").isEqualTo(JobStatus.PENDING);
+    assertThat(queue.getJob(later.uid()).orElseThrow().delayedUntil).isEqualTo(T0.plusSeconds(60));
+
+    assertThat(service.startOrder).hasSize(2).doesNotContain(later.uid());
+  }
+
+  @Test
+  void shouldWriteWhatTheCallerAskedForOnAJobItStarts() throws Exception {
+    String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    Enqueued job =
+        queue.enqueue(
+            request(Map.of("n", 7))
+                .withPriority(3)
+                .withRunAfter(T0.minusSeconds(5))
+                .withPreferredName("report.zip")
+                .withCallbackUrl("https://hooks.example/done")
+                .withTraceparent(traceparent));
+
+    assertThat(job.status()).as("due: its time has come").isEqualTo(JobStatus.RUNNING);
+    Job row = queue.getJob(job.uid()).orElseThrow();
+    assertThat(row.priority).isEqualTo(3);
+    assertThat(row.runAfter).isEqualTo(T0.minusSeconds(5));
+    assertThat(row.delayedUntil).isNull();
+    assertThat(row.preferredName).isEqualTo("report.zip");
+    assertThat(row.callbackUrl).isEqualTo("https://hooks.example/done");
+    assertThat(row.traceparent).isEqualTo(traceparent);
+    assertThat(row.payload).containsEntry("n", 7);
+    assertThat(row.ownerKind).isEqualTo("user");
+    assertThat(row.ownerId).isEqualTo("tester");
+    assertThat(row.expiresAt).isAfter(T0);
+    assertThat(service.awaitTasks(Duration.ofSeconds(5))).isTrue();
+    service.runOnce();
+    assertThat(service.startOrder).containsExactly(job.uid());
+  }
+
+  /**
+   * An inserter whose starting insert commits and then loses its answer, and, with {@code
+   * readBackToo}, whose read of the row after that fails as well.
+   */
+  private JobInserter inserterLosing(boolean readBackToo) {
+    return new JobInserter(
+        settings,
+        clock,
+        answersLost(dataSource, readBackToo),
+        enqueued,
+        QueueMetrics.NONE,
+        shards,
+        quota,
+        manager,
+        manager,
+        notifier);
   }
 
   private static EnqueueRequest request(Map<String, Object> payload) {
@@ -296,13 +376,15 @@ class StartOnEnqueueTest extends ControlledKindFixture {
 
   /**
    * A data source whose starting insert (JobInsertOneStarted) runs and commits, and then loses its
-   * answer, as when the connection drops between the commit and the reply.
+   * answer, as when the connection drops between the commit and the reply; with {@code
+   * readBackToo}, the read of a job's row by uid fails the same way.
    */
-  private static AgroalDataSource answerLostAfterStartingInsert(AgroalDataSource real) {
+  private static AgroalDataSource answersLost(AgroalDataSource real, boolean readBackToo) {
     return Intercepted.statements(
         real,
         (sql, ps) ->
             sql.startsWith("WITH v (uid")
+                    || (readBackToo && sql.endsWith("FROM jobs WHERE uid = ?"))
                 ? Intercepted.wrap(
                     PreparedStatement.class,
                     ps,
