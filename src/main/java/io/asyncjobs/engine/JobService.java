@@ -384,12 +384,7 @@ public abstract class JobService extends BaseService {
    * {@link ShardRunner#reserveStart}.
    */
   LocalStarts.Reservation reserveStart(String shard) {
-    for (ShardRunner runner : runners) {
-      if (runner.shard().equals(shard)) {
-        return runner.reserveStart();
-      }
-    }
-    return null;
+    return runner(shard).map(ShardRunner::reserveStart).orElse(null);
   }
 
   /** Asks the runner of one shard for a run; a shard this replica has no runner for is ignored. */

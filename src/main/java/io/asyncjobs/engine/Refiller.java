@@ -434,9 +434,7 @@ final class Refiller {
       if (epoch == cursorEpoch && claimCursor.precedes(job)) {
         claimCursor = new JobClaims.ClaimCursor(job.priority, job.uid);
       }
-      Task task = new Task(job, now, epoch, traces.claimed(job, state.shard, claimStart, claimEnd));
-      state.track(task);
-      task.future = pool.submit(() -> run(task));
+      launch(new Task(job, now, epoch, traces.claimed(job, state.shard, claimStart, claimEnd)));
     }
   }
 
@@ -448,19 +446,25 @@ final class Refiller {
    */
   void startEnqueued(Job job, long epoch, long heldAt, long committedAt) {
     context.metrics().claimed(state.kind, job, job.startedAt);
-    Task task =
+    launch(
         new Task(
             job,
             job.startedAt,
             epoch,
-            context.traces().claimed(job, state.shard, heldAt, committedAt));
+            context.traces().claimed(job, state.shard, heldAt, committedAt)));
+  }
+
+  /**
+   * Puts a task on the books and hands it to a thread. When no thread takes it (the pool stopped),
+   * it leaves the books again, so that its row, running under this owner's epoch with no task, is
+   * the owner's orphan, which the next tick puts back to pending; the failure is thrown.
+   */
+  private void launch(Task task) {
     state.track(task);
     try {
       task.future = pool.submit(() -> run(task));
     } catch (RuntimeException e) {
-      // No thread took it (the pool stopped): off the books, so that its row is this owner's
-      // orphan, which the next tick puts back to pending.
-      if (state.inFlight.remove(job.uid, task)) {
+      if (state.inFlight.remove(task.job.uid, task)) {
         state.dropped(task);
       }
       throw e;

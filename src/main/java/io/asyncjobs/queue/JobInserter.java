@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Predicate;
@@ -319,6 +320,9 @@ public class JobInserter {
   private final LocalStarts starts;
   private final Notifier notifier;
 
+  /** Reads back a row whose starting insert lost its answer ({@link #writtenAfterAll}). */
+  private final JobReads reads;
+
   /**
    * Single enqueues without a key or a pending quota, sharing a commit when they arrive together:
    * the HTTP route's many callers at once cost the database one transaction per flush, not one per
@@ -358,6 +362,7 @@ public class JobInserter {
     this.wakeUps = wakeUps;
     this.starts = starts;
     this.notifier = notifier;
+    this.reads = new JobReads(clock, dataSource);
   }
 
   /**
@@ -399,11 +404,9 @@ public class JobInserter {
   }
 
   /**
-   * Adds one job without a key, committed on its own. When this replica owns the job's shard and
-   * holds a free thread for it ({@link LocalStarts}), and the job is due and outside a pending
-   * quota, JobInsertOneStarted, which starts the job in the same commit when nothing due waits
-   * before it; else JobInsertOneWokenHere when this replica wakes the shard's owner itself, else
-   * JobInsertOne.
+   * Adds one job without a key, committed on its own. When the job is due and outside a pending
+   * quota, it may start here ({@link #insertStartingHere}); otherwise JobInsertOneWokenHere when
+   * this replica wakes the shard's owner itself, else JobInsertOne.
    */
   private Enqueued insertOne(EnqueueRequest job) {
     UUID uid = JobIds.next();
@@ -413,71 +416,21 @@ public class JobInserter {
     boolean mayStart =
         quota.limit(job.kind(), job.owner(), job.quotaExempt()) <= 0
             && delayedUntil(job.runAfter(), clock.now()) == null;
-    // Held from inside the insert until its commit's fate is known; closed on this thread.
-    LocalStarts.Reservation[] held = new LocalStarts.Reservation[1];
-    Job[] running = new Job[1];
     Enqueued outcome;
     try {
       outcome =
-          admitted(
-              job,
-              false,
-              c -> {
-                LocalStarts.Reservation reservation =
-                    mayStart ? starts.reserve(job.kind(), shard) : null;
-                held[0] = reservation;
-                if (reservation != null) {
-                  Job written = insertStarted(c, uid, shard, job, reservation);
-                  if (written.status == JobStatus.RUNNING) {
-                    running[0] = written;
-                  }
-                  return new Enqueued(uid, true, written.status);
-                }
-                try (PreparedStatement ps =
-                    c.prepareStatement(wokenHere ? JOB_INSERT_ONE_WOKEN_HERE : JOB_INSERT_ONE)) {
-                  bindNewJob(ps, uid, shard, job, JsonCodec.encode(job.payload()));
-                  bindOneTail(ps, job);
-                  if (!wokenHere) {
-                    ps.setInt(18, runningQuota(job.kind()));
-                  }
-                  ps.execute();
-                  return new Enqueued(uid, true, JobStatus.PENDING);
-                }
-              },
-              added -> true);
+          mayStart
+              ? insertStartingHere(job, uid, shard, wokenHere)
+              : admitted(
+                  job, false, c -> insertPending(c, job, uid, shard, wokenHere), added -> true);
     } catch (SQLException e) {
-      outcome = held[0] == null ? null : writtenAfterAll(uid, held[0], running, e);
-      if (outcome == null) {
-        if (held[0] != null) {
-          held[0].close();
-        }
-        throw failed(job.kind(), 1, e);
-      }
-    } catch (RuntimeException e) {
-      if (held[0] != null) {
-        held[0].close();
-      }
-      throw e;
+      throw failed(job.kind(), 1, e);
     }
-    if (held[0] != null) {
-      try {
-        if (running[0] != null) {
-          // Committed running under the reservation's epoch: its thread takes it now.
-          held[0].started(running[0]);
-        }
-      } catch (RuntimeException e) {
-        // The row is the owner's orphan, which its next tick puts back to pending: it is in.
-        LOG.warnf(
-            e, "enqueue of %s: job %s went in running but did not start here", job.kind(), uid);
-      } finally {
-        held[0].close();
-      }
-    }
-    boolean fromHead = job.priority() > JobPriority.DEFAULT;
-    if (running[0] != null) {
-      metrics.enqueued(job.kind(), 1); // started here: nobody needs waking
+    if (outcome.status() == JobStatus.RUNNING) {
+      metrics.enqueued(job.kind(), 1); // written running by this replica's runner: nobody to wake
       return outcome;
     }
+    boolean fromHead = job.priority() > JobPriority.DEFAULT;
     if (wokenHere && !wakeUps.wakesHere(job.kind(), shard)) {
       // The lock left this replica while the job went in: its new owner, which may be idle, is
       // told as JobInsertOne would have told it.
@@ -488,41 +441,77 @@ public class JobInserter {
   }
 
   /**
-   * What became of a starting insert whose answer did not come ({@code error}: the connection
-   * dropped, say, after the commit), read on another connection while the reservation still holds
-   * the shard's run, so nothing else has touched the row: written running under the reservation's
-   * epoch, it is put in {@code running} to start here as if the answer had come; written pending,
-   * it waits like any job. Null when the row is not there or cannot be read (then a row that did
-   * commit running is the owner's orphan, which its next tick puts back to pending).
+   * Adds one job, outside any transaction (no pending quota binds it), on a connection of its own.
+   * When this replica holds a free thread of the shard's runner for it ({@link LocalStarts}, asked
+   * once the connection is in hand, so that the shard's run is never held while the pool is waited
+   * for), JobInsertOneStarted, and a job it wrote running under the reservation's epoch starts on
+   * that thread before the reservation is let go; otherwise {@link #insertPending}.
    */
-  private Enqueued writtenAfterAll(
-      UUID uid, LocalStarts.Reservation held, Job[] running, SQLException error) {
+  private Enqueued insertStartingHere(EnqueueRequest job, UUID uid, String shard, boolean wokenHere)
+      throws SQLException {
     try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(JOB_GET_WRITTEN)) {
-      ps.setObject(1, uid);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return null;
-        }
-        Job written = JobRows.read(rs, 0);
-        if (written.status == JobStatus.RUNNING
-            && written.epoch != null
-            && written.epoch == held.epoch()) {
-          running[0] = written;
-        }
-        LOG.debugf(
-            error, "enqueue of job %s: its answer was lost, the row is %s", uid, written.status);
-        return new Enqueued(uid, true, written.status);
+        LocalStarts.Reservation held = starts.reserve(job.kind(), shard)) {
+      if (held == null) {
+        return insertPending(c, job, uid, shard, wokenHere);
       }
-    } catch (SQLException e) {
-      error.addSuppressed(e);
-      return null;
+      Job written;
+      try {
+        written = insertStarted(c, uid, shard, job, held);
+      } catch (SQLException e) {
+        written = writtenAfterAll(uid, e);
+      }
+      if (written.status == JobStatus.RUNNING && Objects.equals(written.epoch, held.epoch())) {
+        try {
+          held.started(written);
+        } catch (RuntimeException e) {
+          // The row is the owner's orphan, which its next tick puts back to pending: it is in.
+          LOG.warnf(
+              e, "enqueue of %s: job %s went in running but did not start here", job.kind(), uid);
+        }
+      }
+      return new Enqueued(uid, true, written.status);
     }
   }
 
-  /** JobGetWritten: a job's row as a starting insert wrote it ({@link JobRows#COLUMNS}). */
-  private static final String JOB_GET_WRITTEN =
-      "SELECT " + JobRows.COLUMNS + " FROM jobs WHERE uid = ?";
+  /** Runs JobInsertOneWokenHere or JobInsertOne for one job on {@code c}. */
+  private Enqueued insertPending(
+      Connection c, EnqueueRequest job, UUID uid, String shard, boolean wokenHere)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(wokenHere ? JOB_INSERT_ONE_WOKEN_HERE : JOB_INSERT_ONE)) {
+      bindNewJob(ps, uid, shard, job, JsonCodec.encode(job.payload()));
+      bindOneTail(ps, job);
+      if (!wokenHere) {
+        ps.setInt(18, runningQuota(job.kind()));
+      }
+      ps.execute();
+      return new Enqueued(uid, true, JobStatus.PENDING);
+    }
+  }
+
+  /**
+   * The row a starting insert wrote although its answer did not come ({@code error}: the connection
+   * dropped, say, after the commit), read on another connection while the reservation still holds
+   * the shard's run, so that nothing else has touched it: running under the reservation's epoch, it
+   * starts here as if the answer had come; pending, it waits like any job. When the row is not
+   * there, or cannot be read, {@code error} is thrown (a row that did commit running is then the
+   * owner's orphan, which its next tick puts back to pending).
+   */
+  private Job writtenAfterAll(UUID uid, SQLException error) throws SQLException {
+    Optional<Job> written;
+    try {
+      written = reads.getJob(uid);
+    } catch (RuntimeException e) {
+      error.addSuppressed(e);
+      throw error;
+    }
+    if (written.isEmpty()) {
+      throw error;
+    }
+    LOG.debugf(
+        error, "enqueue of job %s: its answer was lost, the row is %s", uid, written.get().status);
+    return written.get();
+  }
 
   /** Binds JobInsertOneWokenHere's parameters after {@link #bindNewJob}'s: 13 to 17. */
   private void bindOneTail(PreparedStatement ps, EnqueueRequest job) throws SQLException {

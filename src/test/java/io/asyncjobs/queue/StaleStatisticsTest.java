@@ -151,71 +151,51 @@ class StaleStatisticsTest {
   @ValueSource(strings = {"many", "capped", "fair"})
   void shouldClaimAndCompleteByKeyUnderPlansMadeWhileTheTableWasEmpty(String claimKind)
       throws Exception {
-    try (Connection c = db.dataSource().getConnection();
-        Statement s = c.createStatement()) {
-      c.setAutoCommit(false);
-      try {
-        s.execute("CREATE TEMPORARY TABLE jobs (LIKE public.jobs INCLUDING ALL) ON COMMIT DROP");
-        long epoch = newEpoch(s);
-        s.execute("SET LOCAL plan_cache_mode = force_generic_plan");
-        String kindAndShard = "'zip', 'all', ";
-        String times = "now(), " + epoch + ")";
-        // Each claim: the fence's epoch, its own parameters (room 10), the time and the epoch.
-        String claim =
-            switch (claimKind) {
-              case "many" -> {
-                s.execute("PREPARE claim AS " + PreparedSql.numbered(JobClaims.JOB_CLAIM_MANY));
-                yield "EXECUTE claim("
-                    + epoch
-                    + ", "
-                    + kindAndShard
-                    + "-32767,"
-                    + " '00000000-0000-0000-0000-000000000000', 10, "
-                    + times;
-              }
-              case "capped" -> {
-                s.execute("PREPARE claim AS " + PreparedSql.numbered(JobClaims.JOB_CLAIM_CAPPED));
-                yield "EXECUTE claim(" + epoch + ", " + kindAndShard + "10, 5, " + times;
-              }
-              default -> {
-                s.execute("PREPARE claim AS " + PreparedSql.numbered(JobClaims.JOB_CLAIM_FAIR));
-                yield "EXECUTE claim(" + epoch + ", " + kindAndShard + "'', 10, 0, " + times;
-              }
-            };
-        s.execute("PREPARE complete AS " + PreparedSql.numbered(JobOutcomes.COMPLETE));
-        // Retention, then one array per column of the outcome (the claimed jobs, all done), epoch.
-        String complete =
-            "EXECUTE complete(604800, '%s', array_fill('done'::text, ARRAY[10]), '{}', '{}',"
-                + " array_fill(now(), ARRAY[10]), array_fill(now(), ARRAY[10]), '{}', '{}', '{}',"
-                + " '{}', '{}', '{}', "
-                + epoch
-                + ")";
-        // Plans both while the table is empty, as a pooled session of a new install does.
-        s.execute(claim);
-        s.execute(complete.formatted("{}"));
-        s.execute(
-            "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at,"
-                + " updated_at, expires_at) SELECT gen_random_uuid(), 'zip', 'pending', 'user',"
-                + " 'bob' || (g % 50), '{}', now(), now(), now() FROM generate_series(1, 20000) g");
+    withEmptyJobsUnderGenericPlans(
+        (s, epoch) -> {
+          String kindAndShard = "'zip', 'all', ";
+          String times = "now(), " + epoch + ")";
+          // Each claim: the fence's epoch, its own parameters (room 10), the time and the epoch.
+          String claim =
+              switch (claimKind) {
+                case "many" -> {
+                  s.execute("PREPARE claim AS " + PreparedSql.numbered(JobClaims.JOB_CLAIM_MANY));
+                  yield "EXECUTE claim("
+                      + epoch
+                      + ", "
+                      + kindAndShard
+                      + "-32767,"
+                      + " '00000000-0000-0000-0000-000000000000', 10, "
+                      + times;
+                }
+                case "capped" -> {
+                  s.execute("PREPARE claim AS " + PreparedSql.numbered(JobClaims.JOB_CLAIM_CAPPED));
+                  yield "EXECUTE claim(" + epoch + ", " + kindAndShard + "10, 5, " + times;
+                }
+                default -> {
+                  s.execute("PREPARE claim AS " + PreparedSql.numbered(JobClaims.JOB_CLAIM_FAIR));
+                  yield "EXECUTE claim(" + epoch + ", " + kindAndShard + "'', 10, 0, " + times;
+                }
+              };
+          s.execute("PREPARE complete AS " + PreparedSql.numbered(JobOutcomes.COMPLETE));
+          // Plans both while the table is empty, as a pooled session of a new install does.
+          s.execute(claim);
+          s.execute(completeAllDone("{}", 0, epoch));
+          s.execute(
+              "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at,"
+                  + " updated_at, expires_at) SELECT gen_random_uuid(), 'zip', 'pending', 'user',"
+                  + " 'bob' || (g % 50), '{}', now(), now(), now() FROM generate_series(1, 20000) g");
 
-        assertThat(rowsReadBy(s, claim)).as("rows of jobs the claim read").isLessThanOrEqualTo(100);
-        String claimed =
-            firstValue(s, "SELECT array_agg(uid)::text FROM jobs WHERE status = 'running'");
-        assertThat(rowsReadBy(s, complete.formatted(claimed)))
-            .as("rows of jobs the outcomes read")
-            .isLessThanOrEqualTo(100);
-        assertThat(
-                firstValue(
-                    s,
-                    "SELECT string_agg(status || '=' || n, ' ' ORDER BY status)"
-                        + " FROM (SELECT status, count(*) AS n FROM jobs GROUP BY 1) t"))
-            .isEqualTo("done=10 pending=19990");
-      } finally {
-        c.rollback();
-        s.execute("DEALLOCATE ALL");
-        c.setAutoCommit(true);
-      }
-    }
+          assertThat(rowsReadBy(s, claim))
+              .as("rows of jobs the claim read")
+              .isLessThanOrEqualTo(100);
+          String claimed =
+              firstValue(s, "SELECT array_agg(uid)::text FROM jobs WHERE status = 'running'");
+          assertThat(rowsReadBy(s, completeAllDone(claimed, 10, epoch)))
+              .as("rows of jobs the outcomes read")
+              .isLessThanOrEqualTo(100);
+          assertThat(statusCounts(s)).isEqualTo("done=10 pending=19990");
+        });
   }
 
   /**
@@ -228,6 +208,42 @@ class StaleStatisticsTest {
   @Test
   void shouldWriteManyOutcomesByKeyWhateverTheJobsRunningUnderAPlanMadeWhileTheTableWasEmpty()
       throws Exception {
+    withEmptyJobsUnderGenericPlans(
+        (s, epoch) -> {
+          s.execute("PREPARE complete AS " + PreparedSql.numbered(JobOutcomes.COMPLETE));
+          s.execute(completeAllDone("{}", 0, epoch)); // planned while the table is empty
+          s.execute(
+              "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at,"
+                  + " updated_at, expires_at, epoch, started_at) SELECT gen_random_uuid(), 'zip',"
+                  + " CASE WHEN g <= 5000 THEN 'running' ELSE 'pending' END, 'user', 'bob', '{}',"
+                  + " now(), now(), now(), CASE WHEN g <= 5000 THEN "
+                  + epoch
+                  + " END, now() FROM generate_series(1, 15000) g");
+          String finished =
+              firstValue(
+                  s,
+                  "SELECT array_agg(uid)::text FROM (SELECT uid FROM jobs WHERE status = 'running'"
+                      + " ORDER BY uid LIMIT 450) t");
+
+          assertThat(rowsReadBy(s, completeAllDone(finished, 450, epoch)))
+              .as("rows of jobs 450 outcomes read beside 5,000 running jobs")
+              .isLessThanOrEqualTo(1_000);
+          assertThat(statusCounts(s)).isEqualTo("done=450 pending=10000 running=4550");
+        });
+  }
+
+  /** What a test does on its connection, in its transaction, given the epoch it took. */
+  @FunctionalInterface
+  private interface EmptyJobsBody {
+    void run(Statement s, long epoch) throws Exception;
+  }
+
+  /**
+   * Runs {@code body} in one transaction that is rolled back, on an empty temporary {@code jobs}
+   * (which hides the real one from every statement and function of the session), with a new epoch
+   * and every prepared statement planned generically, as a pooled session keeps it.
+   */
+  private void withEmptyJobsUnderGenericPlans(EmptyJobsBody body) throws Exception {
     try (Connection c = db.dataSource().getConnection();
         Statement s = c.createStatement()) {
       c.setAutoCommit(false);
@@ -235,42 +251,33 @@ class StaleStatisticsTest {
         s.execute("CREATE TEMPORARY TABLE jobs (LIKE public.jobs INCLUDING ALL) ON COMMIT DROP");
         long epoch = newEpoch(s);
         s.execute("SET LOCAL plan_cache_mode = force_generic_plan");
-        s.execute("PREPARE complete AS " + PreparedSql.numbered(JobOutcomes.COMPLETE));
-        String complete =
-            "EXECUTE complete(604800, '%s', array_fill('done'::text, ARRAY[%d]), '{}', '{}',"
-                + " array_fill(now(), ARRAY[%2$d]), array_fill(now(), ARRAY[%2$d]), '{}', '{}',"
-                + " '{}', '{}', '{}', '{}', "
-                + epoch
-                + ")";
-        s.execute(complete.formatted("{}", 0)); // planned while the table is empty
-        s.execute(
-            "INSERT INTO jobs (uid, kind, status, owner_kind, owner_id, payload, created_at,"
-                + " updated_at, expires_at, epoch, started_at) SELECT gen_random_uuid(), 'zip',"
-                + " CASE WHEN g <= 5000 THEN 'running' ELSE 'pending' END, 'user', 'bob', '{}',"
-                + " now(), now(), now(), CASE WHEN g <= 5000 THEN "
-                + epoch
-                + " END, now() FROM generate_series(1, 15000) g");
-        String finished =
-            firstValue(
-                s,
-                "SELECT array_agg(uid)::text FROM (SELECT uid FROM jobs WHERE status = 'running'"
-                    + " ORDER BY uid LIMIT 450) t");
-
-        assertThat(rowsReadBy(s, complete.formatted(finished, 450)))
-            .as("rows of jobs 450 outcomes read beside 5,000 running jobs")
-            .isLessThanOrEqualTo(1_000);
-        assertThat(
-                firstValue(
-                    s,
-                    "SELECT string_agg(status || '=' || n, ' ' ORDER BY status)"
-                        + " FROM (SELECT status, count(*) AS n FROM jobs GROUP BY 1) t"))
-            .isEqualTo("done=450 pending=10000 running=4550");
+        body.run(s, epoch);
       } finally {
         c.rollback();
         s.execute("DEALLOCATE ALL");
         c.setAutoCommit(true);
       }
     }
+  }
+
+  /**
+   * The prepared JobCompleteMany ({@code complete}) for {@code count} jobs, all done: the
+   * retention, then one array per column of the outcomes ({@code uids} a uuid[] literal), then the
+   * epoch.
+   */
+  private static String completeAllDone(String uids, int count, long epoch) {
+    return ("EXECUTE complete(604800, '%s', array_fill('done'::text, ARRAY[%d]), '{}', '{}',"
+            + " array_fill(now(), ARRAY[%2$d]), array_fill(now(), ARRAY[%2$d]), '{}', '{}', '{}',"
+            + " '{}', '{}', '{}', %d)")
+        .formatted(uids, count, epoch);
+  }
+
+  /** The jobs by status, as {@code done=10 pending=19990}. */
+  private static String statusCounts(Statement s) throws SQLException {
+    return firstValue(
+        s,
+        "SELECT string_agg(status || '=' || n, ' ' ORDER BY status)"
+            + " FROM (SELECT status, count(*) AS n FROM jobs GROUP BY 1) t");
   }
 
   /** Takes a new fencing epoch (in the caller's transaction) and returns it. */
