@@ -35,12 +35,11 @@ public class JobOutcomes {
    * too, and a done job that reported a fraction shows it complete. {@link JobClaims}'s
    * JobCompleteAndClaimMany runs it too, in the same statement as its claim.
    *
-   * <p>The update is {@code jobs_complete_many} (V34): it locks the rows by key, one probe of the
-   * primary key per outcome, and updates them by address, whatever the statistics said when the
-   * session planned it. Joined to its outcomes in the statement itself, a plan made while a dozen
-   * jobs ran read every running row and scanned the outcomes once per row (37-75 ms for 450
-   * outcomes beside 500 running jobs). Parameters: the retention in seconds, one array per column
-   * of the outcomes, the epoch.
+   * <p>The update is {@code jobs_complete_many} (V34, its body V35): it finds the rows by key
+   * through the primary key, whatever the statistics said when the session planned it. Joined to
+   * its outcomes in the statement itself, a plan made while a dozen jobs ran read every running row
+   * and scanned the outcomes once per row (37-75 ms for 450 outcomes beside 500 running jobs).
+   * Parameters: the retention in seconds, one array per column of the outcomes, the epoch.
    */
   static final String COMPLETE =
       "SELECT uid, status FROM jobs_complete_many(?, ?::uuid[], ?::text[], ?::text[], ?::text[],"
