@@ -1,6 +1,7 @@
 package io.asyncjobs.failover;
 
 import io.asyncjobs.devdb.EmbeddedPostgresLauncher;
+import io.asyncjobs.files.Trees;
 import io.asyncjobs.queue.JobIds;
 import io.asyncjobs.testing.ServiceProcess;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -300,6 +301,8 @@ final class FaultCluster implements AutoCloseable {
     if (postgres != null) {
       postgres.close();
     }
+    // About 90 MB a scenario; the replicas' logs beside it are what a failure is read from.
+    Trees.delete(dataDir);
   }
 
   private static int freePort() throws IOException {
