@@ -320,6 +320,11 @@ public abstract class JobService extends BaseService {
     return sumOverShards(ShardRunner::inFlightCount);
   }
 
+  /** The tasks in flight now, every shard; for tests to say which one a count is about. */
+  List<Task> tasksInFlight() {
+    return runners.stream().flatMap(runner -> runner.tasks().stream()).toList();
+  }
+
   /** Worker threads waiting at a start gate for outcomes to be written, every shard; for tests. */
   int waitingAtStartGate() {
     return sumOverShards(ShardRunner::waitingAtStartGate);
